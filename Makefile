@@ -1,0 +1,40 @@
+# Two commands for a fresh machine:
+#   make lab    create .venv if missing, install the course, open JupyterLab on 127.0.0.1 (token auth on)
+#   make test   the same install plus test tools, then the whole suite (unit tests, nbval, browser tests)
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+PORT   ?= 8888
+
+.PHONY: install install-dev lab test doctor benchmark clean-venv
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.course-installed: requirements.txt pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -r requirements.txt -e .
+	touch $@
+
+$(VENV)/.dev-installed: $(VENV)/.course-installed requirements-dev.txt
+	$(BIN)/python -m pip install -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.course-installed
+
+install-dev: $(VENV)/.dev-installed
+
+doctor: install
+	$(BIN)/python -m course_lib doctor
+
+lab: install
+	$(BIN)/python -m course_lib doctor
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) --ServerApp.root_dir=$(CURDIR)
+
+test: install-dev
+	$(BIN)/python -m pytest
+
+benchmark: install-dev
+	$(BIN)/python benchmarks/attention_speed.py
+
+clean-venv:
+	rm -rf $(VENV)

@@ -1,0 +1,44 @@
+"""course_lib: the one tested implementation of every building block the course teaches.
+
+One module per concept, in teaching order:
+
+- ``recurrent``   notebook 01: a vanilla RNN and a vanishing-gradient probe
+- ``attention``   notebook 02: softmax, scaled dot-product attention, masks
+- ``multihead``   notebook 03: split/merge heads, multi-head attention
+- ``positions``   notebook 04: sinusoidal and learned positional encodings
+- ``blocks``      notebooks 05–06: LayerNorm, residual connections, feed-forward, encoder block and stack
+
+On top of them: ``models`` (the small classifiers the notebooks train), ``tasks`` (synthetic data),
+``training`` (a seeded training loop), ``plots``, and the command line (``python -m course_lib doctor``).
+"""
+
+from .attention import causal_mask, padding_mask, scaled_dot_product_attention, softmax
+from .blocks import FeedForward, LayerNorm, Residual, TransformerEncoder, TransformerEncoderBlock
+from .multihead import MultiHeadAttention, merge_heads, split_heads
+from .positions import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding
+from .recurrent import VanillaRNN, input_gradient_norms
+from .reproducibility import get_device, set_seed
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "softmax",
+    "scaled_dot_product_attention",
+    "causal_mask",
+    "padding_mask",
+    "split_heads",
+    "merge_heads",
+    "MultiHeadAttention",
+    "sinusoidal_encoding",
+    "SinusoidalPositionalEncoding",
+    "LearnedPositionalEmbedding",
+    "LayerNorm",
+    "Residual",
+    "FeedForward",
+    "TransformerEncoderBlock",
+    "TransformerEncoder",
+    "VanillaRNN",
+    "input_gradient_norms",
+    "set_seed",
+    "get_device",
+]

@@ -1,0 +1,57 @@
+"""Friendly input checks for everything a learner calls.
+
+A learner who passes the wrong thing should read one short sentence naming the argument and what was
+expected, e.g. ``queries must be (batch, seq, d_k), got (5, 8)``, not a traceback from deep inside torch.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+class CourseInputError(ValueError):
+    """Raised when an argument has the wrong type, shape or dtype. The message names the argument."""
+
+
+def shape_str(shape) -> str:
+    """Format a shape as ``(5, 8)``."""
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def check_tensor(name: str, value, expected: str, min_dim: int = 1, max_dim: int | None = None) -> torch.Tensor:
+    """Check that ``value`` is a floating-point tensor with between ``min_dim`` and ``max_dim`` axes.
+
+    ``expected`` is the shape as the learner should read it, e.g. ``"(batch, seq, d_k)"``.
+    """
+    if not isinstance(value, torch.Tensor):
+        kind = type(value).__name__
+        hint = " (convert it with torch.as_tensor)" if kind == "ndarray" else ""
+        raise CourseInputError(f"{name} must be a torch.Tensor of shape {expected}, got {kind}{hint}")
+    if value.dim() < min_dim or (max_dim is not None and value.dim() > max_dim):
+        raise CourseInputError(f"{name} must be {expected}, got {shape_str(value.shape)}")
+    if not value.is_floating_point():
+        raise CourseInputError(f"{name} must hold floating-point numbers (float32 or float64), got {value.dtype}")
+    return value
+
+
+def check_positive_int(name: str, value) -> int:
+    """Check that ``value`` is a positive whole number."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise CourseInputError(f"{name} must be a positive whole number, got {value!r}")
+    return value
+
+
+def check_mask(mask, scores_shape) -> torch.Tensor:
+    """Check that ``mask`` is a boolean tensor that broadcasts against ``scores_shape`` ``(..., seq_q, seq_k)``."""
+    if not isinstance(mask, torch.Tensor):
+        raise CourseInputError(f"mask must be a boolean torch.Tensor (True = may attend), got {type(mask).__name__}")
+    if mask.dtype != torch.bool:
+        raise CourseInputError(f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}")
+    try:
+        torch.broadcast_shapes(mask.shape, scores_shape)
+    except RuntimeError:
+        raise CourseInputError(
+            f"mask of shape {shape_str(mask.shape)} does not broadcast against the scores "
+            f"{shape_str(scores_shape)} (..., seq_q, seq_k)"
+        ) from None
+    return mask

@@ -1,0 +1,188 @@
+"""LayerNorm, residual connections, the feed-forward network and the Transformer encoder block.
+
+LayerNorm and residual connections are taught in notebook 05; the assembled block in notebook 06.
+
+    post-LN (Vaswani et al., 2017):  x = LayerNorm(x + Sublayer(x))
+    pre-LN  (most models today):     x = x + Sublayer(LayerNorm(x))
+
+The flags ``residual`` and ``layer_norm`` exist so notebook 05 can remove a part and measure what breaks.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import torch
+from torch import nn
+
+from ._validate import CourseInputError, check_positive_int, check_tensor, shape_str
+from .multihead import MultiHeadAttention
+
+
+class LayerNorm(nn.Module):
+    """Normalise each token's feature vector to mean 0 and variance 1, then scale by γ and shift by β.
+
+        LayerNorm(x) = γ · (x − mean(x)) / √(var(x) + eps) + β
+
+    The mean and the (biased) variance are taken over the last axis, the features of one token of one
+    example, so the result does not depend on the other examples in the batch (unlike BatchNorm).
+
+    forward(x): x ``(..., d_model)`` → same shape.
+    """
+
+    def __init__(self, d_model: int, eps: float = 1e-5):
+        super().__init__()
+        check_positive_int("d_model", d_model)
+        self.d_model = d_model
+        self.eps = eps
+        self.gamma = nn.Parameter(torch.ones(d_model))
+        self.beta = nn.Parameter(torch.zeros(d_model))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_tensor("x", x, f"(..., d_model={self.d_model})")
+        if x.shape[-1] != self.d_model:
+            raise CourseInputError(f"x must be (..., d_model={self.d_model}), got {shape_str(x.shape)}")
+        mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
+        var = x.var(dim=-1, keepdim=True, unbiased=False)  # (..., 1)
+        return self.gamma * (x - mean) / torch.sqrt(var + self.eps) + self.beta
+
+    @torch.no_grad()
+    def load_from_torch(self, norm: nn.LayerNorm) -> "LayerNorm":
+        """Copy γ (``weight``) and β (``bias``) and eps from a ``torch.nn.LayerNorm``."""
+        self.gamma.copy_(norm.weight)
+        self.beta.copy_(norm.bias)
+        self.eps = norm.eps
+        return self
+
+
+class Residual(nn.Module):
+    """A residual ("skip") connection around a sublayer, with LayerNorm before or after it.
+
+        norm_first=False (post-LN): x → LayerNorm(x + dropout(sublayer(x)))
+        norm_first=True  (pre-LN):  x → x + dropout(sublayer(LayerNorm(x)))
+
+    With ``residual=False`` the ``x +`` is dropped; with ``layer_norm=False`` the LayerNorm is.
+    forward(x, sublayer): x ``(batch, seq, d_model)``; ``sublayer`` maps that shape to itself.
+    """
+
+    def __init__(self, d_model: int, norm_first: bool = False, dropout: float = 0.0, residual: bool = True, layer_norm: bool = True):
+        super().__init__()
+        self.norm_first = norm_first
+        self.residual = residual
+        self.norm = LayerNorm(d_model) if layer_norm else nn.Identity()
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, sublayer: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+        skip = x if self.residual else 0.0
+        if self.norm_first:
+            return skip + self.dropout(sublayer(self.norm(x)))
+        return self.norm(skip + self.dropout(sublayer(x)))
+
+
+class FeedForward(nn.Module):
+    """Position-wise feed-forward network, the same two-layer MLP applied to every token on its own.
+
+        FFN(x) = W_2 · ReLU(W_1 x + b_1) + b_2,   W_1: d_model → d_ff, W_2: d_ff → d_model
+
+    forward(x): ``(batch, seq, d_model)`` → ``(batch, seq, d_model)``.
+    """
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0):
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear2(self.dropout(torch.relu(self.linear1(x))))
+
+
+class TransformerEncoderBlock(nn.Module):
+    """One encoder block: multi-head self-attention and a feed-forward network, each wrapped in add & norm.
+
+        post-LN: x = LN(x + MHA(x));   x = LN(x + FFN(x))
+        pre-LN:  x = x + MHA(LN(x));   x = x + FFN(LN(x))
+
+    forward(x, mask=None): x ``(batch, seq, d_model)`` → ``(batch, seq, d_model)``; the attention weights
+    of the last call are kept in ``self.attention_weights`` ``(batch, num_heads, seq, seq)`` for plots.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        norm_first: bool = False,
+        residual: bool = True,
+        layer_norm: bool = True,
+    ):
+        super().__init__()
+        self.self_attention = MultiHeadAttention(d_model, num_heads)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout)
+        self.attention_residual = Residual(d_model, norm_first, dropout, residual, layer_norm)
+        self.feed_forward_residual = Residual(d_model, norm_first, dropout, residual, layer_norm)
+        self.attention_weights: torch.Tensor | None = None
+
+    def _attend(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        output, weights = self.self_attention(x, mask=mask)
+        self.attention_weights = weights.detach()
+        return output
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        x = self.attention_residual(x, lambda h: self._attend(h, mask))  # add & norm around attention
+        x = self.feed_forward_residual(x, self.feed_forward)  # add & norm around the FFN
+        return x
+
+    @torch.no_grad()
+    def load_from_torch(self, layer: nn.TransformerEncoderLayer) -> "TransformerEncoderBlock":
+        """Copy the weights of a ``torch.nn.TransformerEncoderLayer`` (ReLU activation, same sizes)."""
+        if not isinstance(layer, nn.TransformerEncoderLayer):
+            raise CourseInputError(f"layer must be a torch.nn.TransformerEncoderLayer, got {type(layer).__name__}")
+        if layer.norm_first != self.attention_residual.norm_first:
+            raise CourseInputError(
+                f"layer.norm_first={layer.norm_first} but this block has norm_first={self.attention_residual.norm_first}"
+            )
+        self.self_attention.load_from_torch(layer.self_attn)
+        self.feed_forward.linear1.load_state_dict(layer.linear1.state_dict())
+        self.feed_forward.linear2.load_state_dict(layer.linear2.state_dict())
+        for ours, theirs in ((self.attention_residual, layer.norm1), (self.feed_forward_residual, layer.norm2)):
+            if isinstance(ours.norm, LayerNorm):
+                ours.norm.load_from_torch(theirs)
+        return self
+
+
+class TransformerEncoder(nn.Module):
+    """A stack of ``num_layers`` encoder blocks; pre-LN stacks end with a final LayerNorm, as in GPT-2.
+
+    forward(x, mask=None): ``(batch, seq, d_model)`` → ``(batch, seq, d_model)``.
+    ``attention_weights`` lists each block's last weights ``(batch, num_heads, seq, seq)``.
+    """
+
+    def __init__(
+        self,
+        num_layers: int,
+        d_model: int,
+        num_heads: int,
+        d_ff: int,
+        dropout: float = 0.0,
+        norm_first: bool = False,
+        residual: bool = True,
+        layer_norm: bool = True,
+    ):
+        super().__init__()
+        check_positive_int("num_layers", num_layers)
+        self.blocks = nn.ModuleList(
+            TransformerEncoderBlock(d_model, num_heads, d_ff, dropout, norm_first, residual, layer_norm)
+            for _ in range(num_layers)
+        )
+        self.final_norm = LayerNorm(d_model) if (norm_first and layer_norm) else nn.Identity()
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        for block in self.blocks:
+            x = block(x, mask)
+        return self.final_norm(x)
+
+    @property
+    def attention_weights(self) -> list[torch.Tensor | None]:
+        return [block.attention_weights for block in self.blocks]

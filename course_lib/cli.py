@@ -1,0 +1,40 @@
+"""The course's command line: ``python -m course_lib <command>`` (or ``course <command>``).
+
+Each command lives in its own module, which defines ``register(subparsers)``; add a module to
+``COMMAND_MODULES`` to add a command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMAND_MODULES = [
+    "course_lib.doctor_cli",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m course_lib", description="Tools for the hands-on Transformers course.")
+    subparsers = parser.add_subparsers(dest="command", metavar="command")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""``python -m course_lib doctor``: is this machine ready for the course?
+
+Prints each required package with its version and OK or FAIL, the device torch will use, and whether
+notebook widgets will display. Exits with status 1 if anything FAILs, so scripts can rely on it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as metadata
+import platform
+import sys
+
+# (import name, distribution name, oldest version that works, why the course needs it)
+REQUIRED = [
+    ("torch", "torch", "2.2", "tensors, autograd and the reference modules"),
+    ("numpy", "numpy", "1.26", "arrays"),
+    ("matplotlib", "matplotlib", "3.8", "figures"),
+    ("ipywidgets", "ipywidgets", "8.1", "interactive widgets and quizzes"),
+    ("jupyterlab", "jupyterlab", "4.2", "the notebook interface"),
+    ("yaml", "pyyaml", "6.0", "quiz question banks"),
+    ("nbval", "nbval", "0.11", "validating notebooks"),
+]
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in text.split("+")[0].split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
+def check_package(module: str, distribution: str, minimum: str) -> tuple[bool, str]:
+    """Return (ok, message) for one required package."""
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # an import that crashes is as bad as a missing one
+        return False, f"cannot import ({type(exc).__name__}: {exc})"
+    try:
+        version = metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return False, "imported, but its version is unknown"
+    if _version_tuple(version) < _version_tuple(minimum):
+        return False, f"{version} is too old (need {minimum} or newer)"
+    return True, version
+
+
+def widgets_status() -> tuple[bool, str]:
+    """Can JupyterLab display widgets? Needs ipywidgets in the kernel and jupyterlab_widgets in the server."""
+    try:
+        version = metadata.version("jupyterlab_widgets")
+    except metadata.PackageNotFoundError:
+        return False, "jupyterlab_widgets is missing: widgets will show as 'Error displaying widget'"
+    return True, f"jupyterlab_widgets {version}"
+
+
+def run() -> int:
+    """Print the report; return 0 when everything is OK, 1 otherwise."""
+    failures = 0
+    print(f"Python {platform.python_version()} ({sys.executable})")
+    if sys.version_info < (3, 10):
+        print("  FAIL  Python 3.10 or newer is needed")
+        failures += 1
+    for module, distribution, minimum, why in REQUIRED:
+        ok, message = check_package(module, distribution, minimum)
+        failures += not ok
+        print(f"  {'OK  ' if ok else 'FAIL'}  {distribution:<12} {message:<28} {why}")
+    ok, message = widgets_status()
+    failures += not ok
+    print(f"  {'OK  ' if ok else 'FAIL'}  {'widgets':<12} {message}")
+    try:
+        from .reproducibility import get_device
+
+        import torch
+
+        device = get_device()
+        print(f"  device: {device} (torch {torch.__version__}, {torch.get_num_threads()} CPU threads)")
+    except Exception as exc:
+        print(f"  FAIL  device: torch could not report a device ({exc})")
+        failures += 1
+    if failures:
+        print(f"\n{failures} problem(s). Fix: run `make install` (or `pip install -r requirements.txt -e .`) in the")
+        print("environment your notebooks use, then run this check again. The README's 'Getting help' section lists more.")
+        return 1
+    print("\nAll good: open the course with `make lab`.")
+    return 0

@@ -1,0 +1,84 @@
+"""A short, seeded training loop for the notebooks' small experiments, with visible progress.
+
+A task is a function ``make_batch(batch_size, generator)`` returning ``(tokens, targets)`` or
+``(tokens, targets, mask)``; each call draws a fresh batch from the seeded ``generator``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable
+
+import torch
+from torch import nn
+
+Batch = tuple
+MakeBatch = Callable[[int, torch.Generator], Batch]
+
+
+def _forward(model: nn.Module, batch: Batch, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    tokens, targets = batch[0].to(device), batch[1].to(device)
+    mask = batch[2].to(device) if len(batch) > 2 and batch[2] is not None else None
+    logits = model(tokens, mask) if mask is not None else model(tokens)
+    return logits, targets
+
+
+def train_classifier(
+    model: nn.Module,
+    make_batch: MakeBatch,
+    steps: int,
+    lr: float = 3e-3,
+    batch_size: int = 64,
+    clip: float | None = None,
+    seed: int = 0,
+    log_every: int | None = None,
+    name: str = "model",
+    device: torch.device | str | None = None,
+) -> dict:
+    """Train ``model`` with Adam and cross-entropy on fresh batches; print progress; return the history.
+
+    Returns ``{"loss": [...], "seconds": float, "diverged": bool}``. Training stops early (and sets
+    ``diverged``) if the loss becomes NaN or infinite, which is itself a result worth showing.
+    """
+    device = torch.device(device) if device is not None else next(model.parameters()).device
+    model.to(device).train()
+    generator = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    log_every = log_every or max(1, steps // 4)
+    losses: list[float] = []
+    diverged = False
+    start = time.perf_counter()
+    for step in range(1, steps + 1):
+        logits, targets = _forward(model, make_batch(batch_size, generator), device)
+        loss = nn.functional.cross_entropy(logits, targets)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if clip is not None:
+            nn.utils.clip_grad_norm_(model.parameters(), clip)
+        optimizer.step()
+        losses.append(loss.item())
+        if not math.isfinite(losses[-1]):
+            diverged = True
+            print(f"{name}: step {step}/{steps}  loss {losses[-1]} — training diverged, stopping")
+            break
+        if step % log_every == 0 or step == steps:
+            recent = sum(losses[-log_every:]) / len(losses[-log_every:])
+            print(f"{name}: step {step:>5}/{steps}  loss {recent:.3f}")
+    model.eval()
+    return {"loss": losses, "seconds": time.perf_counter() - start, "diverged": diverged}
+
+
+@torch.no_grad()
+def evaluate_accuracy(model: nn.Module, batch: Batch, chunk: int = 500) -> float:
+    """Share of sequences in ``batch`` whose predicted class equals the target (model in eval mode)."""
+    model.eval()
+    device = next(model.parameters()).device
+    tokens, targets = batch[0], batch[1]
+    mask = batch[2] if len(batch) > 2 else None
+    correct = 0
+    for i in range(0, len(targets), chunk):
+        part = (tokens[i : i + chunk], targets[i : i + chunk]) + (() if mask is None else (mask[i : i + chunk] if mask.dim() > 2 else mask,))
+        logits, part_targets = _forward(model, part, device)
+        correct += (logits.argmax(dim=-1) == part_targets).sum().item()
+    return correct / len(targets)
