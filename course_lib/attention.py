@@ -64,10 +64,11 @@ def scaled_dot_product_attention(
             f"and values {shape_str(values.shape)}"
         )
     d_k = queries.shape[-1]
-    scores = queries @ keys.transpose(-2, -1) / math.sqrt(d_k)  # (..., seq_q, seq_k)
+    # (Q / √d_k) Kᵀ equals Q Kᵀ / √d_k; scaling the (seq_q, d_k) queries is cheaper than the (seq_q, seq_k) scores
+    scores = (queries / math.sqrt(d_k)) @ keys.transpose(-2, -1)  # (..., seq_q, seq_k)
     if mask is not None:
         check_mask(mask, scores.shape)
-        scores = scores.masked_fill(~mask, float("-inf"))
+        scores.masked_fill_(~mask, float("-inf"))  # blocked keys get weight exp(-inf) = 0
     weights = softmax(scores, dim=-1)  # (..., seq_q, seq_k)
     output = weights @ values  # (..., seq_q, d_v)
     return output, weights

@@ -1,0 +1,64 @@
+"""How fast is course_lib's attention next to PyTorch's fused kernel? (a benchmark, not a test)
+
+Times the forward pass of ``course_lib.scaled_dot_product_attention`` and of
+``torch.nn.functional.scaled_dot_product_attention`` on the CPU for (batch 8, heads 8, seq 256, d_k 64) and
+prints the ratio. Target: ≤ 1.2×. course_lib also returns the attention weights, which the fused kernel never
+materialises, so a small gap is the price of being able to plot them.
+
+    python benchmarks/attention_speed.py [--repeats 30] [--batch 8 --heads 8 --seq 256 --d-k 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+import course_lib
+
+
+def time_forward(fn, repeats: int, warmup: int = 5) -> float:
+    """Median wall-clock seconds of ``fn()`` over ``repeats`` runs, after ``warmup`` runs."""
+    with torch.inference_mode():
+        for _ in range(warmup):
+            fn()
+        samples = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn()
+            samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def main(argv: list[str] | None = None) -> float:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--heads", type=int, default=8)
+    parser.add_argument("--seq", type=int, default=256)
+    parser.add_argument("--d-k", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=30)
+    args = parser.parse_args(argv)
+
+    generator = torch.Generator().manual_seed(0)
+    shape = (args.batch, args.heads, args.seq, args.d_k)
+    queries, keys, values = (torch.randn(*shape, generator=generator) for _ in range(3))
+    ours = time_forward(lambda: course_lib.scaled_dot_product_attention(queries, keys, values), args.repeats)
+    fused = time_forward(lambda: F.scaled_dot_product_attention(queries, keys, values), args.repeats)
+    causal = course_lib.causal_mask(args.seq)
+    ours_masked = time_forward(lambda: course_lib.scaled_dot_product_attention(queries, keys, values, causal), args.repeats)
+    fused_masked = time_forward(lambda: F.scaled_dot_product_attention(queries, keys, values, attn_mask=causal), args.repeats)
+
+    print(f"attention forward, shape {shape}, float32, {torch.get_num_threads()} CPU threads, torch {torch.__version__}")
+    print(f"{'':24}{'course_lib':>12}{'F.sdpa':>12}{'ratio':>8}")
+    print(f"{'no mask':24}{ours * 1e3:>10.2f}ms{fused * 1e3:>10.2f}ms{ours / fused:>7.2f}x")
+    print(f"{'causal mask':24}{ours_masked * 1e3:>10.2f}ms{fused_masked * 1e3:>10.2f}ms{ours_masked / fused_masked:>7.2f}x")
+    ratio = ours / fused
+    print(f"target ≤ 1.20x without mask: {'met' if ratio <= 1.2 else 'NOT met'} ({ratio:.2f}x)")
+    return ratio
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""Bad input to learner-facing functions gets one short message naming the argument, not a torch traceback."""
+
+import numpy as np
+import pytest
+import torch
+
+import course_lib as cl
+from course_lib._validate import CourseInputError
+
+
+def test_queries_with_wrong_rank_name_the_argument_and_shape():
+    with pytest.raises(CourseInputError, match=r"queries must be \(batch, seq_q, d_k\), got \(8,\)"):
+        cl.scaled_dot_product_attention(torch.zeros(8), torch.zeros(2, 8), torch.zeros(2, 8))
+
+
+def test_mismatched_d_k_is_explained():
+    with pytest.raises(CourseInputError, match="share their last axis d_k"):
+        cl.scaled_dot_product_attention(torch.zeros(1, 3, 8), torch.zeros(1, 3, 4), torch.zeros(1, 3, 4))
+
+
+def test_keys_and_values_need_the_same_length():
+    with pytest.raises(CourseInputError, match="same seq_k"):
+        cl.scaled_dot_product_attention(torch.zeros(1, 3, 8), torch.zeros(1, 5, 8), torch.zeros(1, 4, 8))
+
+
+def test_numpy_input_gets_a_conversion_hint():
+    with pytest.raises(CourseInputError, match="torch.as_tensor"):
+        cl.scaled_dot_product_attention(np.zeros((1, 3, 8)), torch.zeros(1, 3, 8), torch.zeros(1, 3, 8))
+
+
+def test_integer_tensors_are_refused_with_dtype_message():
+    with pytest.raises(CourseInputError, match="floating-point"):
+        cl.softmax(torch.tensor([1, 2, 3]))
+
+
+def test_mask_must_be_boolean_and_broadcastable():
+    q = torch.zeros(1, 3, 4)
+    with pytest.raises(CourseInputError, match="dtype torch.bool"):
+        cl.scaled_dot_product_attention(q, q, q, torch.ones(3, 3))
+    with pytest.raises(CourseInputError, match="does not broadcast"):
+        cl.scaled_dot_product_attention(q, q, q, torch.ones(4, 4, dtype=torch.bool))
+
+
+def test_heads_must_divide_d_model():
+    with pytest.raises(CourseInputError, match="must split evenly"):
+        cl.MultiHeadAttention(10, 3)
+    with pytest.raises(CourseInputError, match="must split evenly"):
+        cl.split_heads(torch.zeros(1, 2, 10), 3)
+
+
+def test_multihead_checks_d_model_of_input():
+    mha = cl.MultiHeadAttention(8, 2)
+    with pytest.raises(CourseInputError, match=r"queries must be \(batch, seq, d_model=8\), got \(1, 3, 6\)"):
+        mha(torch.zeros(1, 3, 6))
+
+
+def test_positional_encoding_limits_are_explained():
+    with pytest.raises(CourseInputError, match="max_len is 4"):
+        cl.LearnedPositionalEmbedding(4, 8)(torch.zeros(1, 5, 8))
+    with pytest.raises(CourseInputError, match="seq_len must be a positive whole number"):
+        cl.sinusoidal_encoding(0, 8)
+
+
+def test_layernorm_names_expected_width():
+    with pytest.raises(CourseInputError, match=r"d_model=6"):
+        cl.LayerNorm(6)(torch.zeros(2, 5))
+
+
+def test_padding_mask_checks_lengths():
+    with pytest.raises(CourseInputError, match="between 0 and seq_len=4"):
+        cl.padding_mask(torch.tensor([5]), 4)
+
+
+def test_course_input_error_is_a_value_error():
+    assert issubclass(CourseInputError, ValueError)
