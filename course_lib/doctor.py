@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata as metadata
 import platform
+import re
 import sys
 
 # (import name, distribution name, oldest version that works, why the course needs it)
@@ -24,12 +25,13 @@ REQUIRED = [
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
+    """``"2.13.0+cpu"`` → ``(2, 13, 0)``; ``"8.1.9rc1"`` → ``(8, 1, 9)``: the leading digits of each part."""
     parts = []
     for piece in text.split("+")[0].split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        if not digits:
+        match = re.match(r"\d+", piece)
+        if not match:
             break
-        parts.append(int(digits))
+        parts.append(int(match.group()))
     return tuple(parts)
 
 
