@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8888
+# JupyterLab refuses to run as root unless told to (containers, CI); an ordinary user never needs it.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 .PHONY: install install-dev lab test doctor benchmark clean-venv
 
@@ -28,7 +30,7 @@ doctor: install
 
 lab: install
 	$(BIN)/python -m course_lib doctor
-	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) --ServerApp.root_dir=$(CURDIR)
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) --ServerApp.root_dir=$(CURDIR) $(ROOT_FLAG)
 
 test: install-dev
 	$(BIN)/python -m pytest
