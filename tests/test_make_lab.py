@@ -58,9 +58,10 @@ def test_make_lab_binds_localhost_with_a_token(tmp_path):
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents", timeout=10)
         assert refused.value.code == 403, "without the token the server must refuse"
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents/notebooks?token={token}", timeout=10) as reply:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents?token={token}", timeout=10) as reply:
             listing = json.load(reply)
-        assert listing["type"] == "directory", "the server's root is the course folder"
+        names = {entry["name"] for entry in listing["content"]}
+        assert {"course_lib", "README.md"} <= names, f"the server's root is the course folder, got {sorted(names)}"
 
         # bound to loopback only: no listening socket on another interface's address
         ss = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True)
