@@ -77,3 +77,22 @@ def test_training_stops_on_divergence(capsys):
     history = train_classifier(model, recall_batches((4,)), steps=50, name="broken")
     assert history["diverged"] and len(history["loss"]) == 1
     assert "diverged" in capsys.readouterr().out
+
+
+def test_set_seed_makes_draws_repeat_and_pins_the_thread_count():
+    from course_lib import set_seed
+
+    before = torch.get_num_threads()
+    try:
+        generator = set_seed(7)
+        first = (torch.rand(3), torch.rand(3, generator=generator))
+        generator = set_seed(7)
+        assert torch.equal(first[0], torch.rand(3)) and torch.equal(first[1], torch.rand(3, generator=generator))
+        assert torch.get_num_threads() == 1
+        set_seed(0, threads=None)
+        assert torch.get_num_threads() == 1, "threads=None leaves the setting alone"
+        for bad in [dict(seed=1.5), dict(seed=True), dict(seed=0, threads=0)]:
+            with pytest.raises(ValueError):
+                set_seed(**bad)
+    finally:
+        torch.set_num_threads(before)
