@@ -1,0 +1,93 @@
+"""``quiz``: validate the question banks and read a quiz in the terminal.
+
+    python -m course_lib quiz check              # validate every bank (exit 1 on a problem)
+    python -m course_lib quiz check my_bank.yaml # validate one file, e.g. before copying it into banks/
+    python -m course_lib quiz list               # the banks and their questions per topic
+    python -m course_lib quiz show 01 [--answers]
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "quiz",
+        help="validate the quiz banks, list them, or print a quiz as text",
+        description="Tools for the self-check quizzes (banks in course_lib/quiz/banks/, see docs/quizzes.md).",
+    )
+    parser.set_defaults(handler=lambda args: (parser.print_help(), 2)[1])
+    actions = parser.add_subparsers(dest="action", metavar="action")
+
+    check = actions.add_parser(
+        "check",
+        help="validate banks (default: all shipped banks); exit 1 if one is malformed",
+        description="Load and validate question banks: schema, exactly the right number of correct options, "
+        "feedback on every option, numeric answers with a tolerance, unique ids. Prints one line per bank.",
+    )
+    check.add_argument("files", nargs="*", help="bank names (01, final) or paths to .yaml files; default: all banks")
+    check.set_defaults(handler=_check)
+
+    listing = actions.add_parser("list", help="list the banks with their number of questions")
+    listing.set_defaults(handler=_list)
+
+    show = actions.add_parser("show", help="print a quiz as text, e.g. `quiz show 01`")
+    show.add_argument("bank", help="a bank name (01 … 06, final) or a path to a .yaml file")
+    show.add_argument("--answers", action="store_true", help="also print the answers and explanations")
+    show.set_defaults(handler=_show)
+
+
+def _describe(quiz) -> str:
+    kinds = Counter(q.kind for q in quiz.questions)
+    kinds_text = ", ".join(f"{kinds[k]} {k}" for k in ("single", "multiple", "numeric") if kinds[k])
+    return f"{len(quiz)} questions ({kinds_text})"
+
+
+def _check(args) -> int:
+    from .loader import check_banks
+
+    quizzes, errors = check_banks(args.files or None)
+    for quiz in quizzes:
+        if not any(error.path == quiz.path for error in errors):
+            print(f"OK    {quiz.path.name}: {_describe(quiz)}")
+    for error in errors:
+        print(f"ERROR {error}", file=sys.stderr)
+    if errors:
+        print(f"{len(errors)} problem(s) found.", file=sys.stderr)
+        return 1
+    print(f"All {len(quizzes)} banks are valid.")
+    return 0
+
+
+def _list(args) -> int:
+    from .loader import available_banks, load_bank
+    from .errors import QuizBankError
+
+    status = 0
+    for name in available_banks():
+        try:
+            quiz = load_bank(name)
+        except QuizBankError as exc:
+            print(f"{name:<6} ERROR {exc}")
+            status = 1
+            continue
+        topics = Counter(q.topic for q in quiz.questions)
+        print(f"{name:<6} {quiz.title}: {_describe(quiz)}")
+        print("       topics: " + ", ".join(f"{topic} {count}" for topic, count in topics.items()))
+    return status
+
+
+def _show(args) -> int:
+    from .errors import QuizBankError
+    from .loader import load_bank
+    from .render import quiz_text
+
+    try:
+        quiz = load_bank(args.bank)
+    except QuizBankError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    print(quiz_text(quiz, answers=args.answers), end="")
+    return 0

@@ -1,0 +1,384 @@
+"""Fixtures for tests that drive the course's notebooks in JupyterLab in a real (headless) browser.
+
+Reusable by any browser test in this folder:
+
+- ``lab_server`` (session): JupyterLab on a free 127.0.0.1 port with token auth on, serving a temporary copy of
+  the repository's ``notebooks/`` and ``exercises/`` (tests never touch the real files). Its settings, runtime and
+  data folders are temporary too; the venv's kernelspec ("python3") and lab extensions (widgets) stay visible.
+- ``browser`` (session): headless Chromium driven by Playwright. Skipped with a clear reason when there is no
+  browser, except when the environment variable ``CI`` is set: there a missing browser is a failure.
+- ``open_notebook`` (per test): ``nb = open_notebook("notebooks/07_knowledge_check.ipynb")`` opens a notebook in a
+  fresh browser page and returns a ``NotebookPage`` with ``run_all()``, ``wait_until_idle()``, ``widget_errors()``,
+  ``error_outputs()`` and ``screenshot(name)``. A failing test leaves a screenshot in ``test-output/``.
+
+Example::
+
+    @pytest.mark.browser
+    def test_notebook_runs(open_notebook):
+        nb = open_notebook("notebooks/01_why_rnns_struggle.ipynb")
+        nb.run_all()
+        assert nb.error_outputs() == [] and nb.widget_errors() == []
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+OUTPUT_DIR = ROOT / "test-output"  # gitignored
+COPIED_FOLDERS = ("notebooks", "exercises")
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+# JupyterLab settings for a quiet, predictable page: every cell stays in the DOM (no windowing), the notebook's
+# kernel starts without a "Select Kernel" dialog, no news or update pop-ups.
+LAB_SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none", "autoStartDefaultKernel": True},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
+}
+SERVER_START_TIMEOUT = 60.0
+
+
+def _unavailable(reason: str) -> None:
+    """Skip on a learner's machine; fail in CI, where the browser tests must run."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI is set, so the browser tests must run)", pytrace=False)
+    pytest.skip(reason)
+
+
+def find_chromium() -> str | None:
+    """The Chromium to drive: ``$COURSE_CHROMIUM`` if set, else a system Chromium/Chrome."""
+    explicit = os.environ.get("COURSE_CHROMIUM")
+    if explicit:
+        return explicit if Path(explicit).is_file() else None
+    for candidate in (*CHROMIUM_CANDIDATES, shutil.which("chromium"), shutil.which("chromium-browser")):
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# -- the JupyterLab server -----------------------------------------------------------------------------------
+@dataclass
+class LabServer:
+    base_url: str  # http://127.0.0.1:PORT
+    token: str
+    root_dir: Path  # the temporary copy the server serves
+    log_path: Path
+    process: subprocess.Popen
+
+    def url(self, path: str) -> str:
+        """Browser URL that opens ``path`` (relative to the root, e.g. ``notebooks/07_knowledge_check.ipynb``)."""
+        return f"{self.base_url}/lab/tree/{path}?token={self.token}"
+
+    def api(self, method: str, endpoint: str) -> object:
+        request = urllib.request.Request(
+            f"{self.base_url}/api/{endpoint}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            body = reply.read()
+        return json.loads(body) if body else None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def shutdown_kernels(self) -> None:
+        try:
+            for kernel in self.api("GET", "kernels") or []:
+                self.api("DELETE", f"kernels/{kernel['id']}")
+        except (urllib.error.URLError, OSError, ValueError):
+            pass
+
+
+def _copy_course(root: Path) -> None:
+    ignore = shutil.ignore_patterns(".ipynb_checkpoints", "backups", "__pycache__")
+    for folder in COPIED_FOLDERS:
+        if (ROOT / folder).is_dir():
+            shutil.copytree(ROOT / folder, root / folder, ignore=ignore)
+
+
+def _write_settings(config_dir: Path) -> None:
+    for relative, values in LAB_SETTINGS.items():
+        path = config_dir / "lab" / "user-settings" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory) -> LabServer:
+    """JupyterLab (token auth on, 127.0.0.1 only) serving a temporary copy of notebooks/ and exercises/."""
+    base = tmp_path_factory.mktemp("lab")
+    root, config, data, runtime = (base / name for name in ("root", "config", "data", "runtime"))
+    for folder in (root, config, data, runtime):
+        folder.mkdir()
+    _copy_course(root)
+    _write_settings(config)
+    token = secrets.token_hex(24)
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(config),
+        "JUPYTER_DATA_DIR": str(data),
+        "JUPYTER_RUNTIME_DIR": str(runtime),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "BROWSER": "true",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    log_path = base / "jupyterlab.log"
+    log = log_path.open("w")
+    server = None
+    try:
+        for _attempt in range(3):  # another process may take the free port before JupyterLab binds it: retry
+            port = free_port()
+            command = [
+                sys.executable, "-m", "jupyter", "lab",
+                "--no-browser",
+                "--ServerApp.ip=127.0.0.1",
+                f"--ServerApp.port={port}",
+                "--ServerApp.port_retries=0",
+                f"--IdentityProvider.token={token}",
+                f"--ServerApp.root_dir={root}",
+                "--LabApp.news_url=",
+                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                "--ServerApp.allow_root=True",  # harmless for an ordinary user; containers and CI often run as root
+            ]
+            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=root, env=env, start_new_session=True)
+            server = LabServer(f"http://127.0.0.1:{port}", token, root, log_path, process)
+            if _wait_until_up(server):
+                break
+        else:
+            pytest.fail(f"JupyterLab exited at start, 3 times:\n{server.log()[-3000:]}", pytrace=False)
+        yield server
+    finally:
+        if server is not None:
+            _stop(server)
+        log.close()
+
+
+def _wait_until_up(server: LabServer) -> bool:
+    """True once the server answers; False if it exited (for example because its port was taken)."""
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while server.process.poll() is None:
+        try:
+            server.api("GET", "status")
+            return True
+        except (urllib.error.URLError, OSError, ValueError):
+            if time.monotonic() > deadline:
+                _stop(server)
+                pytest.fail(f"JupyterLab did not answer within {SERVER_START_TIMEOUT:.0f} s:\n{server.log()[-3000:]}", pytrace=False)
+            time.sleep(0.25)
+    return False
+
+
+def _stop(server: LabServer) -> None:
+    """Shut down the kernels, then the server (its whole process group)."""
+    server.shutdown_kernels()
+    process = server.process
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=5)
+
+
+# -- the browser ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def chromium_executable() -> str:
+    path = find_chromium()
+    if path is None:
+        _unavailable("no Chromium found (looked at $COURSE_CHROMIUM and /usr/bin/chromium); install it to run the browser tests")
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_executable):
+    """Headless Chromium (Playwright), shared by the whole session."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("the Python package playwright is not installed")
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=chromium_executable, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield instance
+        finally:
+            instance.close()
+
+
+# -- a notebook open in a page -------------------------------------------------------------------------------
+class NotebookPage:
+    """One notebook open in JupyterLab, with the few actions and checks the browser tests need."""
+
+    def __init__(self, page, server: LabServer, path: str):
+        self.page = page
+        self.server = server
+        self.path = path
+        self.console_errors: list[str] = []
+        page.on("console", lambda message: message.type == "error" and self.console_errors.append(message.text))
+        page.on("pageerror", lambda error: self.console_errors.append(str(error)))
+
+    @property
+    def notebook(self):
+        """The notebook's DOM node (a Playwright locator)."""
+        return self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").first
+
+    def open(self, timeout: float = 45.0) -> "NotebookPage":
+        self.page.goto(self.server.url(self.path), wait_until="domcontentloaded", timeout=timeout * 1000)
+        self.notebook.locator(".jp-Cell").first.wait_for(timeout=timeout * 1000)
+        self.wait_for_kernel(timeout=timeout)
+        return self
+
+    def kernel_state(self) -> str | None:
+        """The execution state of this notebook's kernel as the server reports it ("idle", "busy", ...)."""
+        try:
+            sessions = self.server.api("GET", "sessions") or []
+        except (urllib.error.URLError, OSError, ValueError):
+            return None
+        for session in sessions:
+            if session.get("path") == self.path and session.get("kernel"):
+                return session["kernel"].get("execution_state")
+        return None
+
+    def kernel_status(self) -> str | None:
+        """The kernel status the page shows (the notebook toolbar's execution indicator)."""
+        indicator = self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator").first
+        return indicator.get_attribute("data-status") if indicator.count() else None
+
+    def wait_for_kernel(self, timeout: float = 45.0) -> None:
+        """Wait until the notebook's kernel runs and is idle, on the server and in the page.
+
+        If JupyterLab asks which kernel to start (it can, when the page loads before the kernel list), accept its
+        choice: the notebook's own kernelspec.
+        """
+        deadline = time.monotonic() + timeout
+        while not (self.kernel_state() == "idle" and self.kernel_status() == "idle"):
+            dialog = self.page.locator(".jp-Dialog .jp-mod-accept")
+            if dialog.count() and dialog.first.is_visible():
+                dialog.first.click()
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"the kernel of {self.path} is not idle after {timeout:.0f} s "
+                    f"(server: {self.kernel_state()!r}, page: {self.kernel_status()!r})"
+                )
+            self.page.wait_for_timeout(250)
+
+    def run_all(self, timeout: float = 60.0) -> None:
+        """Run → Run All Cells from the menu bar, then wait until the run is over (see ``wait_until_idle``)."""
+        before = self.cell_states()
+        self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).first.click()
+        label = self.page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$"))
+        self.page.locator(".lm-Menu-item:visible").filter(has=label).first.click()
+        deadline = time.monotonic() + 15
+        while self.cell_states() == before and time.monotonic() < deadline:  # wait for the run to start
+            self.page.wait_for_timeout(100)
+        self.wait_until_idle(timeout=timeout)
+
+    def cell_states(self) -> list[tuple[str, bool]]:
+        """(input prompt, has source) for every code cell, e.g. ``("[3]:", True)`` or ``("[*]:", True)``."""
+        return [
+            tuple(state)
+            for state in self.notebook.evaluate(
+                """notebook => Array.from(notebook.querySelectorAll('.jp-CodeCell')).map(cell => [
+                    (cell.querySelector('.jp-InputPrompt')?.textContent || '').trim(),
+                    (cell.querySelector('.jp-InputArea-editor')?.textContent || '').trim().length > 0,
+                ])"""
+            )
+        ]
+
+    def wait_until_idle(self, timeout: float = 60.0) -> None:
+        """Wait until no cell is queued or running ([*]) and the kernel is idle, for half a second in a row, and
+        either every non-empty code cell has run or the run stopped at an error."""
+        deadline = time.monotonic() + timeout
+        settled_since = None
+        while True:
+            states = self.cell_states()
+            running = any(prompt.startswith("[*") for prompt, _ in states)
+            all_ran = all(prompt[1:2].isdigit() for prompt, has_source in states if has_source)
+            idle = self.kernel_status() == "idle" and self.kernel_state() == "idle"
+            if idle and not running and (all_ran or self.error_outputs()):
+                settled_since = settled_since or time.monotonic()
+                if time.monotonic() - settled_since > 0.5:
+                    return
+            else:
+                settled_since = None
+            if time.monotonic() > deadline:
+                raise AssertionError(f"cells still running after {timeout:.0f} s: prompts {[p for p, _ in states]}, kernel {self.kernel_status()!r}")
+            self.page.wait_for_timeout(200)
+
+    def widget_errors(self) -> list[str]:
+        """Texts of outputs where a widget failed to display (only outputs are searched, not the prose)."""
+        texts = self.notebook.locator(".jp-OutputArea-output").all_inner_texts()
+        return [line for text in texts for line in text.splitlines() if "Error displaying widget" in line or "Error rendering" in line]
+
+    def error_outputs(self) -> list[str]:
+        """Error outputs (tracebacks) in the notebook, as text."""
+        return self.notebook.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"], '
+                                     '.jp-RenderedText[data-mime-type="application/vnd.jupyter.error"]').all_inner_texts()
+
+    def screenshot(self, name: str, full_page: bool = True) -> Path:
+        OUTPUT_DIR.mkdir(exist_ok=True)
+        path = OUTPUT_DIR / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=full_page)
+        return path
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"report_{report.when}", report)
+
+
+@pytest.fixture
+def open_notebook(browser, lab_server, request):
+    """``open_notebook(path)`` → a ``NotebookPage`` in a fresh browser context (1280×900)."""
+    contexts = []
+    pages: list[NotebookPage] = []
+
+    def opener(path: str, timeout: float = 45.0) -> NotebookPage:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.set_default_timeout(30_000)
+        contexts.append(context)
+        notebook_page = NotebookPage(context.new_page(), lab_server, path)
+        pages.append(notebook_page)
+        return notebook_page.open(timeout=timeout)
+
+    yield opener
+    report = getattr(request.node, "report_call", None)
+    for number, notebook_page in enumerate(pages):
+        if report is not None and report.failed:
+            try:
+                saved = notebook_page.screenshot(f"FAILED-{request.node.name}-{number}")
+                print(f"screenshot of the failure: {saved}")
+            except Exception:  # a crashed page cannot be photographed; the failure itself is what matters
+                pass
+    for context in contexts:
+        context.close()
+    lab_server.shutdown_kernels()
