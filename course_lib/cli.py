@@ -12,6 +12,8 @@ import sys
 
 COMMAND_MODULES = [
     "course_lib.doctor_cli",
+    "course_lib.exercises_cli",
+    "course_lib.quiz.cli",
 ]
 
 

@@ -1,0 +1,44 @@
+"""Checks for the exercise notebooks: run your function, compare with course_lib, explain what went wrong.
+
+In an exercise notebook::
+
+    from course_lib.checks import check_softmax
+    check_softmax(softmax)        # prints ✅, ❌ with a hint, or ⏳ not implemented yet
+
+Every check also returns a ``CheckResult`` (``passed``, ``status``, ``message``, ``mistake``), never raises, and
+never prints the reference solution. ``MISTAKES`` is the catalogue of typical mistakes each check recognises;
+``EXERCISES`` lists the exercise notebooks and their checks. The tools behind
+``python -m course_lib exercises build|reset|progress|grade`` live in ``generate``, ``runner`` and ``tools``.
+"""
+
+from .attention import check_attention, check_causal_attention, check_softmax
+from .core import CheckResult, Mistake
+from .encoder import check_encoder_block
+from .multihead import check_merge_heads, check_multi_head_attention, check_split_heads
+from .normalization import check_layer_norm, check_sublayer_connection
+from .positions import check_positional_encoding
+from .registry import CHECKS, EXERCISES, MISTAKES, SPECS, Exercise, run_exercise_checks
+from .rnn import check_rnn_forward, check_rnn_step
+
+__all__ = [
+    "CheckResult",
+    "Mistake",
+    "Exercise",
+    "EXERCISES",
+    "CHECKS",
+    "MISTAKES",
+    "SPECS",
+    "run_exercise_checks",
+    "check_rnn_step",
+    "check_rnn_forward",
+    "check_softmax",
+    "check_attention",
+    "check_causal_attention",
+    "check_split_heads",
+    "check_merge_heads",
+    "check_multi_head_attention",
+    "check_positional_encoding",
+    "check_layer_norm",
+    "check_sublayer_connection",
+    "check_encoder_block",
+]

@@ -1,0 +1,707 @@
+"""What every exercise check shares: run the learner's function safely, compare, explain.
+
+A check runs the learner's function on a few seeded inputs and compares the result with ``course_lib``'s
+reference. When the result is wrong it runs the check's catalogue of typical mistakes (known-buggy versions of
+the reference, or targeted probes) on the same inputs: a learner whose output equals a buggy version gets the
+hint written for exactly that mistake. Everything the learner's function does (raise, hang on to NumPy, return
+junk, change its inputs in place) becomes a message: a check never raises (except ``KeyboardInterrupt``, so the
+stop button still works) and never prints the reference solution.
+"""
+
+from __future__ import annotations
+
+import sys
+import sysconfig
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import torch
+
+PASSED, FAILED, ERROR, NOT_IMPLEMENTED, MISSING = "passed", "failed", "error", "not_implemented", "missing"
+ICONS = {PASSED: "✅", FAILED: "❌", ERROR: "❌", NOT_IMPLEMENTED: "⏳", MISSING: "❌"}
+
+
+@dataclass
+class CheckResult:
+    """What a check found. ``passed`` is True only when every test passed; ``message`` is what was printed.
+
+    status: ``"passed"``, ``"failed"`` (wrong result), ``"error"`` (your function raised),
+    ``"not_implemented"`` (still the stub) or ``"missing"`` (no such function, used by the grading tools).
+    mistake: the catalogue key of the typical mistake that was recognised, if any.
+    """
+
+    check: str
+    passed: bool
+    status: str
+    message: str
+    mistake: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __repr__(self) -> str:
+        return f"CheckResult(check={self.check!r}, status={self.status!r}, passed={self.passed}, mistake={self.mistake!r})"
+
+    def _ipython_display_(self) -> None:
+        """The message was already printed; showing the object again in a notebook would only repeat it."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A typical mistake, how to recognise it and what to tell the learner.
+
+    key:      short id, e.g. ``"no_scaling"``.
+    title:    completes the sentence "It looks like ...", e.g. ``"the scores are not divided by √d_k"``.
+    hint:     how to fix it, without giving away the whole solution.
+    example:  a buggy implementation with the learner's signature (the tests hand it to the check).
+    variants: more buggy implementations recognised as the same mistake.
+    probe:    ``probe(output, args) -> bool`` recognises the mistake from the output instead of the variants.
+    raises:   ``raises(exception) -> bool`` recognises the mistake from the exception the learner's code raised.
+    """
+
+    key: str
+    title: str
+    hint: str
+    example: Callable
+    variants: tuple[Callable, ...] = ()
+    probe: Callable[[Any, tuple], bool] | None = None
+    raises: Callable[[BaseException], bool] | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    """One test: ``build()`` returns ``(args, expected)``, fresh on every call; ``label`` says what is special about it."""
+
+    label: str
+    build: Callable[[], tuple[tuple, Any]]
+
+
+@dataclass(frozen=True)
+class TensorOut:
+    """The function returns one tensor; ``axes`` names its shape for messages, e.g. ``"(batch, seq_q, d_v)"``."""
+
+    axes: str
+
+
+@dataclass(frozen=True)
+class TupleOut:
+    """The function returns a tuple of tensors, e.g. ``(("hidden_states", "(batch, seq, hidden_size)"), ...)``."""
+
+    items: tuple[tuple[str, str], ...]
+
+    @property
+    def names(self) -> str:
+        return "(" + ", ".join(name for name, _ in self.items) + ")"
+
+
+@dataclass
+class CheckSpec:
+    """Everything one check needs. ``diagnose(output, expected, args)`` may add a hint for an unrecognised error."""
+
+    name: str
+    function: str
+    arg_names: tuple[str, ...]
+    output: TensorOut | TupleOut
+    cases: list[Case]
+    mistakes: list[Mistake]
+    success: str
+    diagnose: Callable[[Any, Any, tuple], str | None] | None = None
+    dtype_hint: str = ""
+    atol: float = 1e-5
+    rtol: float = 1e-4
+    mistake_atol: float = 1e-4
+    mistake_rtol: float = 1e-3
+    extra: dict = field(default_factory=dict)
+
+
+class _Verdict:
+    def __init__(self, text: str, hint: str = "", mistake: str | None = None, status: str = FAILED):
+        self.text, self.hint, self.mistake, self.status = text, hint, mistake, status
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Running a check
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def run_check(spec: CheckSpec, function: Any, verbose: bool = True) -> CheckResult:
+    """Run ``spec`` on the learner's ``function``, print the verdict (if ``verbose``) and return it."""
+    try:
+        result = _evaluate(spec, function)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the safety net: whatever happened, the learner gets a message, not a traceback
+        result = _result(
+            spec,
+            FAILED,
+            f"could not examine what your function returned ({_exception_text(exc)}).",
+            "Return a torch tensor as described in the docstring; if it already does, tell your instructor.",
+        )
+    if verbose:
+        try:
+            print(result.message)
+        except Exception:  # a broken stdout must not turn into a traceback either
+            pass
+    return result
+
+
+def _evaluate(spec: CheckSpec, function: Any) -> CheckResult:
+    problem = _not_a_function(spec, function)
+    if problem:
+        return _result(spec, FAILED, problem)
+    total = len(spec.cases)
+    for number, case in enumerate(spec.cases, 1):
+        args, expected = case.build()
+        where = f"In test {number} of {total} ({case.label}), called with {_call_text(spec, args)}."
+        learner_args, before = _clone(args), _clone(args)
+        try:
+            value = function(*learner_args)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            if _is_stub(exc):
+                return _not_implemented(spec, exc)
+            return _raised(spec, exc, where)
+        if value is NotImplemented:
+            return _not_implemented(spec, None)
+        changed = _changed_inputs(spec, before, learner_args)
+        if changed:
+            names = " and ".join(f"`{name}`" for name in changed)
+            return _result(
+                spec,
+                FAILED,
+                f"your function changed its input {names} in place.",
+                "The caller still needs the original values. Use operations that make a new tensor "
+                "(`x = x - m` instead of `x -= m`, `masked_fill` instead of `masked_fill_`, no `out=`/`.add_()`).",
+                mistake="mutates_input",
+                where=where,
+            )
+        verdict = _judge(spec, value, expected, args)
+        if verdict is not None:
+            return _result(spec, verdict.status, verdict.text, verdict.hint, verdict.mistake, where=where)
+    return CheckResult(spec.name, True, PASSED, f"{ICONS[PASSED]} {spec.name}: all {total} tests passed. {spec.success}")
+
+
+def _result(
+    spec: CheckSpec,
+    status: str,
+    text: str,
+    hint: str = "",
+    mistake: str | None = None,
+    where: str = "",
+    location: str = "",
+) -> CheckResult:
+    """One line per part: what is wrong, which test, where in the learner's code, the hint."""
+    lines = [f"{ICONS[status]} {spec.name}: {text}"]
+    lines += [f"   {part}" for part in (where, location) if part]
+    if hint:
+        lines.append(f"   Hint: {hint}")
+    return CheckResult(spec.name, False, status, "\n".join(lines), mistake)
+
+
+def _not_a_function(spec: CheckSpec, function: Any) -> str | None:
+    usage = f"{spec.name}({spec.function})"
+    if function is None:
+        return f"got None instead of your function. Call it as {usage}."
+    if isinstance(function, torch.Tensor) or type(function).__module__.startswith("numpy"):
+        return (
+            f"got {_describe(function)} instead of your function: pass the function itself, without calling it: "
+            f"{usage} (no parentheses after {spec.function})."
+        )
+    if not callable(function):
+        return f"expects your function, e.g. {usage}, but got {_describe(function)}."
+    return None
+
+
+def _not_implemented(spec: CheckSpec, exc: BaseException | None) -> CheckResult:
+    frame = _learner_frame(exc) if exc is not None else None
+    other = frame is not None and frame.name not in (spec.function, "<module>", "<lambda>")
+    if other:
+        text = (
+            f"not implemented yet: {spec.function} calls {frame.name}, which still raises NotImplementedError. "
+            f"Finish {frame.name} first, then run this check again."
+        )
+    else:
+        text = (
+            f"not implemented yet. Replace the line `raise NotImplementedError(...)` in {spec.function} with your "
+            "code, run that cell, then run this check again."
+        )
+    return CheckResult(spec.name, False, NOT_IMPLEMENTED, f"{ICONS[NOT_IMPLEMENTED]} {spec.name}: {text}")
+
+
+def _raised(spec: CheckSpec, exc: BaseException, where: str) -> CheckResult:
+    text = f"your function raised {_exception_text(exc)}"
+    location = ""
+    frame = _learner_frame(exc)
+    if frame is not None:
+        line = (frame.line or "").strip()
+        location = f"At {_frame_location(frame)}" + (f":  {_shorten(line, 120)}" if line else ".")
+    mistake_key, hint = None, ""
+    for mistake in spec.mistakes:
+        if mistake.raises is not None and _safe_bool(mistake.raises, exc):
+            mistake_key, hint = mistake.key, f"It looks like {mistake.title}. {mistake.hint}"
+            break
+    if not hint:
+        hint = _generic_exception_hint(spec, exc)
+    return _result(spec, ERROR, text, hint, mistake_key, where=where, location=location)
+
+
+def _generic_exception_hint(spec: CheckSpec, exc: BaseException) -> str:
+    message = _safe_str(exc)
+    kind = type(exc).__name__
+    if isinstance(exc, TypeError) and ("positional argument" in message or "keyword argument" in message):
+        return (
+            f"The check calls your function as {spec.function}({', '.join(spec.arg_names)}): keep the signature "
+            "from the exercise."
+        )
+    if isinstance(exc, NameError):
+        return (
+            "A name your function uses is not defined: run the first cell of the notebook (the imports), check the "
+            "spelling, and run the cells that define any helper you call."
+        )
+    if isinstance(exc, RecursionError):
+        return (
+            f"Your function calls itself over and over. Did you call {spec.function}(...) inside {spec.function}, "
+            "meaning torch's version (torch.softmax, torch.tanh, ...)?"
+        )
+    if kind == "CourseInputError":
+        return "A course_lib function refused its input: the message above says which argument and what it expected."
+    shape_words = ("shape", "size of tensor", "must match the size", "cannot be multiplied", "Dimension out of range", "dimension")
+    if any(word in message for word in shape_words):
+        return (
+            "A shape did not fit. Print the .shape of each intermediate tensor and compare with the shapes in the "
+            "docstring; the names (batch, seq, d_k, ...) say which axis is which."
+        )
+    return "Read the line above; print the shapes and values of the tensors involved to see what went wrong."
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Judging the output
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _judge(spec: CheckSpec, value: Any, expected: Any, args: tuple) -> _Verdict | None:
+    got, problem = _conform(spec.output, value)
+    expected_items = list(expected) if isinstance(spec.output, TupleOut) else [expected]
+    if got is not None and _all_close(got, expected_items, spec.atol, spec.rtol):
+        for tensor, reference, name in zip(got, expected_items, _item_names(spec.output)):
+            if tensor.dtype != reference.dtype:
+                return _Verdict(
+                    f"{name}the values are right but the dtype is {_dtype(tensor.dtype)}, expected {_dtype(reference.dtype)}.",
+                    spec.dtype_hint or f"Convert the result with .to({_dtype(reference.dtype, short=False)}).",
+                    "wrong_dtype",
+                )
+        return None
+    for mistake in spec.mistakes:
+        if mistake.raises is None and _recognise(spec, mistake, value, args):
+            return _Verdict(f"It looks like {mistake.title}.", mistake.hint, mistake.key)
+    if problem:
+        return _Verdict(problem[0], problem[1], None)
+    plain = got[0] if isinstance(spec.output, TensorOut) else tuple(got)  # detached, plain tensors for diagnose()
+    for tensor, reference, name in zip(got, expected_items, _item_names(spec.output)):
+        verdict = _compare_tensor(spec, tensor, reference, name, plain, expected, args)
+        if verdict is not None:
+            return verdict
+    return None  # pragma: no cover - _all_close said something differs, so one item must differ
+
+
+def _compare_tensor(spec, tensor, reference, name, value, expected, args) -> _Verdict | None:
+    axes = _item_axes(spec.output, name)
+    if tuple(tensor.shape) != tuple(reference.shape):
+        return _Verdict(
+            f"{name}expected shape {_shape(reference.shape)} = {axes}, got {_shape(tensor.shape)}.",
+            _shape_hint(tensor.shape, reference.shape),
+            "wrong_shape",
+        )
+    if not tensor.is_floating_point():
+        return _Verdict(
+            f"{name}expected floating-point numbers ({_dtype(reference.dtype)}), got dtype {_dtype(tensor.dtype)}.",
+            spec.dtype_hint or "Integer or boolean results usually come from integer inputs such as torch.arange(n); "
+            "ask for floats with dtype=torch.float32.",
+            "wrong_dtype",
+        )
+    finite = torch.isfinite(tensor)
+    if not bool(finite.all()) and bool(torch.isfinite(reference).all()):
+        nans, infs = int(torch.isnan(tensor).sum()), int(torch.isinf(tensor).sum())
+        parts = [f"NaN in {nans}" if nans else "", f"±inf in {infs}" if infs else ""]
+        found = " and ".join(part for part in parts if part)
+        return _Verdict(
+            f"{name}your output contains {found} of its {tensor.numel()} entries.",
+            "NaN comes from inf - inf, inf / inf or 0 / 0; inf from exp of a large number or a division by zero. "
+            "Print the intermediate tensors to see where it first appears." + _extra(spec, value, expected, args),
+            "not_finite",
+        )
+    difference = (tensor.double() - reference.double()).abs()
+    tolerance = spec.atol + spec.rtol * reference.double().abs()
+    wrong = difference > tolerance
+    worst = int(difference.argmax())
+    index = tuple(int(i) for i in _unravel(worst, tensor.shape))
+    text = (
+        f"{name}the shape is right but the values are not: {int(wrong.sum())} of {tensor.numel()} entries differ from "
+        f"the expected result, the largest by {float(difference.max()):.3g} (at index {list(index)})."
+    )
+    hint = _extra(spec, value, expected, args).strip() or (
+        "Work through a tiny example by hand (batch of 1, a few positions) and compare each step with the formula."
+    )
+    return _Verdict(text, hint, "wrong_values")
+
+
+def _extra(spec: CheckSpec, value, expected, args) -> str:
+    if spec.diagnose is None:
+        return ""
+    try:
+        text = spec.diagnose(value, expected, args)
+    except Exception:
+        return ""
+    return f" {text}" if text else ""
+
+
+def _recognise(spec: CheckSpec, mistake: Mistake, value: Any, args: tuple) -> bool:
+    if mistake.probe is not None:
+        return _safe_bool(mistake.probe, value, _clone(args))
+    for implementation in (mistake.example, *mistake.variants):
+        try:
+            buggy = implementation(*_clone(args))
+        except Exception:
+            continue
+        if same(value, buggy, spec.mistake_atol, spec.mistake_rtol):
+            return True
+    return False
+
+
+def same(value: Any, other: Any, atol: float = 1e-4, rtol: float = 1e-3) -> bool:
+    """True when ``value`` and ``other`` are tensors (or tuples/lists of tensors) of equal shapes and close values.
+
+    NaN counts as equal to NaN, so a learner's NaN output can be matched with a buggy version's NaN.
+    """
+    if isinstance(value, torch.Tensor) != isinstance(other, torch.Tensor):
+        return False  # a tensor never equals a tuple or list of tensors
+    left, right = _tensors(value), _tensors(other)
+    if left is None or right is None or len(left) != len(right):
+        return False
+    for a, b in zip(left, right):
+        if tuple(a.shape) != tuple(b.shape) or a.is_complex() or b.is_complex():
+            return False
+        try:
+            if not torch.allclose(a.detach().double(), b.detach().double(), rtol=rtol, atol=atol, equal_nan=True):
+                return False
+        except Exception:
+            return False
+    return True
+
+
+def _tensors(value: Any) -> list[torch.Tensor] | None:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)) and value and all(isinstance(item, torch.Tensor) for item in value):
+        return list(value)
+    return None
+
+
+def _all_close(got: list[torch.Tensor], expected: list[torch.Tensor], atol: float, rtol: float) -> bool:
+    for tensor, reference in zip(got, expected):
+        if tuple(tensor.shape) != tuple(reference.shape) or not tensor.is_floating_point():
+            return False
+        if not torch.allclose(tensor.double(), reference.double(), rtol=rtol, atol=atol):
+            return False
+    return True
+
+
+def _conform(output: TensorOut | TupleOut, value: Any) -> tuple[list[torch.Tensor] | None, tuple[str, str] | None]:
+    """Check the type and structure of what the learner returned; return plain CPU tensors or a (text, hint) problem."""
+    if isinstance(output, TensorOut):
+        if isinstance(value, (tuple, list)):
+            text = f"your function returned {_describe(value)}, but it should return a single tensor {output.axes}."
+            if isinstance(value, list) and value and all(isinstance(item, torch.Tensor) for item in value):
+                return None, (text, "To turn a list of tensors into one tensor, use torch.stack(...) along a new axis.")
+            return None, (text, "Return only the tensor the docstring asks for (not a tuple of several results).")
+        tensor, problem = _plain_tensor(value, "your function returned", output.axes)
+        return ([tensor], None) if problem is None else (None, problem)
+    names = output.names
+    if isinstance(value, torch.Tensor):
+        return None, (
+            f"your function returned a single tensor of shape {_shape(value.shape)}, but it should return a pair {names}.",
+            f"Return both, as a tuple: `return {names[1:-1]}`.",
+        )
+    if not isinstance(value, (tuple, list)):
+        return None, (f"your function returned {_describe(value)}, but it should return a pair {names}.", _returned_hint(value))
+    if len(value) != len(output.items):
+        return None, (
+            f"your function returned {_describe(value)}, but it should return {len(output.items)} items {names}.",
+            f"Return exactly `{names[1:-1]}`.",
+        )
+    tensors = []
+    for item, (name, axes) in zip(value, output.items):
+        if isinstance(item, list) and item and all(isinstance(x, torch.Tensor) for x in item):
+            return None, (
+                f"`{name}` is a Python list of {len(item)} tensors, not one tensor {axes}.",
+                "Combine the list into one tensor with torch.stack(..., dim=...) so that the axes come out as in the docstring.",
+            )
+        tensor, problem = _plain_tensor(item, f"`{name}` is", axes)
+        if problem is not None:
+            return None, problem
+        tensors.append(tensor)
+    return tensors, None
+
+
+def _plain_tensor(value: Any, subject: str, axes: str) -> tuple[torch.Tensor | None, tuple[str, str] | None]:
+    if not isinstance(value, torch.Tensor):
+        return None, (f"{subject} {_describe(value)}, expected a torch.Tensor {axes}.", _returned_hint(value))
+    tensor = value if type(value) in (torch.Tensor, torch.nn.Parameter) else value.as_subclass(torch.Tensor)
+    tensor = tensor.detach()
+    if tensor.layout != torch.strided:
+        return None, (f"{subject} a {tensor.layout} tensor, expected an ordinary (dense) tensor {axes}.", "Convert it with .to_dense().")
+    if tensor.device.type != "cpu":
+        return None, (
+            f"{subject} a tensor on the {tensor.device.type} device, expected it on the CPU like the inputs.",
+            "Keep everything on the inputs' device: create new tensors with device=x.device, or move the result with .cpu().",
+        )
+    if tensor.is_complex():
+        return None, (f"{subject} a complex tensor ({_dtype(tensor.dtype)}), expected real numbers {axes}.", "Keep the computation in real numbers.")
+    return tensor, None
+
+
+def _returned_hint(value: Any) -> str:
+    if value is None:
+        return "Did you forget the `return` statement at the end of your function?"
+    if type(value).__module__.startswith("numpy"):
+        return (
+            "The course works with torch tensors: use torch functions (torch.exp, torch.tanh, tensor.sum(...)) on the "
+            "tensors you were given instead of NumPy ones, or convert at the end with torch.from_numpy(...)."
+        )
+    if isinstance(value, (int, float, bool)):
+        return "A single number usually means a reduction went too far, e.g. .sum() or .mean() without dim=."
+    return "Return the tensor the docstring describes."
+
+
+def _shape_hint(shape, expected) -> str:
+    shape, expected = tuple(shape), tuple(expected)
+    if sorted(shape) == sorted(expected):
+        return "It has the right sizes in a different order: check the axis you stack along, transpose or permute."
+    if len(shape) == len(expected) - 1:
+        return "One axis is missing: a reduction (.sum, .mean, .max) without keepdim=True, a squeeze, or indexing drops an axis."
+    if len(shape) == len(expected) + 1:
+        return "There is one axis too many: check unsqueeze/stack calls, or an extra batch axis."
+    return "Print the shapes of your intermediate tensors and compare them with the docstring, step by step."
+
+
+def _changed_inputs(spec: CheckSpec, before: tuple, after: tuple) -> list[str]:
+    changed = []
+    for index, (old, new) in enumerate(zip(before, after)):
+        if isinstance(old, torch.Tensor):
+            try:
+                same_values = isinstance(new, torch.Tensor) and old.shape == new.shape and old.dtype == new.dtype and torch.equal(old, new)
+            except Exception:
+                same_values = False
+            if not same_values:
+                changed.append(spec.arg_names[index] if index < len(spec.arg_names) else f"argument {index + 1}")
+    return changed
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Tracebacks
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _library_roots() -> tuple[str, ...]:
+    roots = {str(Path(__file__).resolve().parents[1])}  # course_lib itself
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        try:
+            roots.add(str(Path(sysconfig.get_paths()[key]).resolve()))
+        except Exception:
+            pass
+    for module in ("torch", "numpy"):
+        loaded = sys.modules.get(module)
+        if loaded is not None and getattr(loaded, "__file__", None):
+            roots.add(str(Path(loaded.__file__).resolve().parent))
+    return tuple(roots)
+
+
+_ROOTS: tuple[str, ...] | None = None
+
+
+def _is_library(filename: str) -> bool:
+    global _ROOTS
+    if filename.startswith("<frozen") or filename.startswith("<built-in"):
+        return True
+    if _ROOTS is None:
+        _ROOTS = _library_roots()
+    try:
+        resolved = str(Path(filename).resolve())
+    except Exception:
+        resolved = filename
+    return any(resolved == root or resolved.startswith(root + "/") or resolved.startswith(root + "\\") for root in _ROOTS)
+
+
+def _learner_frame(exc: BaseException | None):
+    """The deepest frame of the traceback that belongs to the learner's code (a notebook cell or their file)."""
+    if exc is None:
+        return None
+    try:
+        frames = traceback.extract_tb(exc.__traceback__)
+    except Exception:
+        return None
+    for frame in reversed(frames):
+        if not _is_library(frame.filename):
+            return frame
+    return None
+
+
+def _frame_location(frame) -> str:
+    try:
+        from IPython import get_ipython  # only inside Jupyter/IPython
+
+        shell = get_ipython()
+        if shell is not None:
+            named = shell.compile.format_code_name(frame.filename)
+            if named:
+                return f"{named[0].lower()} {named[1]}, line {frame.lineno}"
+    except Exception:
+        pass
+    return f"{Path(frame.filename).name}, line {frame.lineno}"
+
+
+def _is_stub(exc: BaseException) -> bool:
+    """True for the exercise's ``raise NotImplementedError(...)`` line (not for a NotImplementedError raised by torch)."""
+    if not isinstance(exc, NotImplementedError):
+        return False
+    frame = _learner_frame(exc)
+    if frame is None:
+        return False
+    line = frame.line or ""
+    return "NotImplementedError" in line or not line  # no source (e.g. exec'd code): trust the exception type
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Small helpers
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _clone(args: Sequence) -> tuple:
+    return tuple(arg.clone() if isinstance(arg, torch.Tensor) else arg for arg in args)
+
+
+def _call_text(spec: CheckSpec, args: tuple) -> str:
+    parts = []
+    for name, arg in zip(spec.arg_names, args):
+        if isinstance(arg, torch.Tensor):
+            parts.append(f"{name} {_shape(arg.shape)}")
+        elif isinstance(arg, (int, float, bool)):
+            parts.append(f"{name}={arg!r}")
+    return ", ".join(parts)
+
+
+def _item_names(output) -> list[str]:
+    if isinstance(output, TupleOut):
+        return [f"`{name}`: " for name, _ in output.items]
+    return [""]
+
+
+def _item_axes(output, label: str) -> str:
+    if isinstance(output, TupleOut):
+        for name, axes in output.items:
+            if label == f"`{name}`: ":
+                return axes
+    return output.axes
+
+
+def _shape(shape) -> str:
+    shape = tuple(int(s) for s in shape)
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _dtype(dtype, short: bool = True) -> str:
+    text = str(dtype)
+    return text.replace("torch.", "") if short else text
+
+
+def _unravel(index: int, shape) -> list[int]:
+    out = []
+    for size in reversed(tuple(shape)):
+        out.append(index % size if size else 0)
+        index = index // size if size else 0
+    return list(reversed(out))
+
+
+def _describe(value: Any) -> str:
+    """A short, learner-readable description of any value: 'None', 'a NumPy array of shape (2, 3)', ..."""
+    if value is None:
+        return "None"
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {_shape(value.shape)}"
+    module = type(value).__module__ or ""
+    if module.startswith("numpy"):
+        shape = getattr(value, "shape", None)
+        if shape:
+            return f"a NumPy array of shape {_shape(shape)}"
+        return f"a NumPy {type(value).__name__}"
+    if isinstance(value, bool):
+        return f"a bool ({value})"
+    if isinstance(value, (int, float)):
+        return f"{_article(type(value).__name__)} ({_shorten(repr(value), 30)})"
+    if isinstance(value, str):
+        return f"a string ({_shorten(repr(value), 30)})"
+    if isinstance(value, (tuple, list)):
+        kinds = {type(item).__name__ for item in value}
+        kind = f" {kinds.pop()}s" if len(kinds) == 1 and value else " items"
+        if kind == " Tensors":
+            kind = " tensors"
+        return f"a {type(value).__name__} of {len(value)}{kind}"
+    return _article(type(value).__name__)
+
+
+def _article(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def _exception_text(exc: BaseException) -> str:
+    message = _safe_str(exc).strip()
+    if len(message.splitlines()) > 3:
+        message = " ".join(message.splitlines()[:3]) + " ..."
+    return f"{type(exc).__name__}: {_shorten(message, 300)}" if message else type(exc).__name__
+
+
+def _safe_str(value: Any) -> str:
+    try:
+        return str(value)
+    except Exception:
+        try:
+            return repr(value)
+        except Exception:
+            return "<unprintable>"
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _safe_bool(predicate: Callable, *args) -> bool:
+    try:
+        return bool(predicate(*args))
+    except Exception:
+        return False
+
+
+def finite_close(a: torch.Tensor, b: torch.Tensor, atol: float = 1e-4, rtol: float = 1e-3) -> bool:
+    """Same shape and close values (used by probes)."""
+    return same(a, b, atol, rtol)
+
+
+def quiet_rng():
+    """Build reference modules without touching the learner's global random state."""
+    return torch.random.fork_rng(devices=[])
+
+
+def generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def randn(gen: torch.Generator, *shape: int, scale: float = 1.0, shift: float = 0.0) -> torch.Tensor:
+    return torch.randn(*shape, generator=gen) * scale + shift
+
+

@@ -1,0 +1,346 @@
+"""Checks for exercise 05: LayerNorm and the residual (sublayer) connection.
+
+Learner signatures:
+
+    layer_norm(x, gamma, beta, eps=1e-5) -> same shape as x          normalise over the last axis
+    sublayer_connection(x, sublayer, norm, norm_first=False) -> same shape as x
+        post-LN (norm_first=False): norm(x + sublayer(x))
+        pre-LN  (norm_first=True):  x + sublayer(norm(x))
+
+References: ``course_lib.LayerNorm`` and ``course_lib.Residual`` with the same γ and β.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..blocks import LayerNorm, Residual
+from .core import Case, CheckResult, CheckSpec, Mistake, TensorOut, generator, quiet_rng, randn, run_check, same
+
+EPS = 1e-5
+
+
+def _layer_norm_module(gamma: torch.Tensor, beta: torch.Tensor, eps: float = EPS) -> LayerNorm:
+    with quiet_rng():
+        norm = LayerNorm(gamma.shape[0], eps=eps)
+    with torch.no_grad():
+        norm.gamma.copy_(gamma)
+        norm.beta.copy_(beta)
+    norm.requires_grad_(False)
+    return norm
+
+
+# --------------------------------------------------------------------------- layer_norm
+
+
+def _norm_case(kind: str, seed: int):
+    def build():
+        gen = generator(seed)
+        d_model = 6
+        if kind == "ordinary":
+            x = randn(gen, 2, 3, d_model, scale=3.0, shift=2.0)
+        else:  # rows with a tiny spread, where eps matters, and one constant row (variance 0)
+            x = randn(gen, 2, 4, d_model, scale=3.0)
+            x[0, 1] = randn(gen, d_model, scale=1e-3, shift=0.01)
+            x[1, 2] = randn(gen, d_model, scale=2e-3, shift=-0.02)
+            x[1, 3] = 0.5
+        gamma = randn(gen, d_model, scale=0.5, shift=1.0)
+        beta = randn(gen, d_model, scale=0.5)
+        expected = _layer_norm_module(gamma, beta)(x)
+        return (x, gamma, beta, EPS), expected
+
+    return build
+
+
+def _ln(x, gamma, beta, eps=EPS, dim=-1, unbiased=False, eps_where="inside", sqrt=True, center=True, affine="normal"):
+    """LayerNorm with switches to reproduce each typical mistake."""
+    mean = x.mean(dim=dim, keepdim=True)
+    var = x.var(dim=dim, keepdim=True, unbiased=unbiased)
+    centred = x - mean if center else x
+    if not sqrt:
+        normed = centred / (var + eps)
+    elif eps_where == "outside":
+        normed = centred / (var.sqrt() + eps)
+    elif eps_where == "none":
+        normed = centred / var.sqrt()
+    else:
+        normed = centred / torch.sqrt(var + eps)
+    if affine == "none":
+        return normed
+    if affine == "swapped":
+        return normed * beta + gamma
+    return normed * gamma + beta
+
+
+def ln_over_batch(x, gamma, beta, eps=EPS):
+    return _ln(x, gamma, beta, eps, dim=0)
+
+
+def _axis_probe(value, args) -> bool:
+    x, gamma, beta, eps = args
+    choices = [d for d in range(x.dim() - 1)] + [tuple(range(x.dim())), tuple(range(1, x.dim()))]
+    return any(same(value, _ln(x, gamma, beta, eps, dim=d)) for d in choices)
+
+
+def ln_unbiased(x, gamma, beta, eps=EPS):
+    return _ln(x, gamma, beta, eps, unbiased=True)
+
+
+def ln_std_unbiased(x, gamma, beta, eps=EPS):
+    return (x - x.mean(dim=-1, keepdim=True)) / (x.std(dim=-1, keepdim=True) + eps) * gamma + beta
+
+
+def ln_no_eps(x, gamma, beta, eps=EPS):
+    return _ln(x, gamma, beta, eps, eps_where="none")
+
+
+def ln_eps_outside(x, gamma, beta, eps=EPS):
+    return _ln(x, gamma, beta, eps, eps_where="outside")
+
+
+def ln_no_sqrt(x, gamma, beta, eps=EPS):
+    return _ln(x, gamma, beta, eps, sqrt=False)
+
+
+def ln_no_affine(x, gamma, beta, eps=EPS):
+    return _ln(x, gamma, beta, eps, affine="none")
+
+
+def ln_swapped_affine(x, gamma, beta, eps=EPS):
+    return _ln(x, gamma, beta, eps, affine="swapped")
+
+
+def ln_not_centred(x, gamma, beta, eps=EPS):
+    return _ln(x, gamma, beta, eps, center=False)
+
+
+LN_MISTAKES = [
+    Mistake(
+        "wrong_axis",
+        "the mean and variance are taken over the wrong axis (or over every axis)",
+        "LayerNorm normalises each token on its own: take the mean and the variance over the last axis only, "
+        "x.mean(dim=-1, keepdim=True). Over the batch axis it would be BatchNorm, and one example would change "
+        "another's output.",
+        ln_over_batch,
+        probe=_axis_probe,
+    ),
+    Mistake(
+        "unbiased_variance",
+        "the variance is the unbiased one (divided by d_model - 1)",
+        "LayerNorm uses the plain (biased) variance, the mean of the squared deviations: "
+        "x.var(dim=-1, keepdim=True, unbiased=False). torch.var and torch.std are unbiased by default.",
+        ln_unbiased,
+        variants=(ln_std_unbiased,),
+    ),
+    Mistake(
+        "no_eps",
+        "eps is missing, so a row with (almost) no spread divides by (almost) zero",
+        "Add eps inside the square root: (x - mean) / torch.sqrt(var + eps). A constant row has variance 0, and "
+        "0 / 0 is NaN.",
+        ln_no_eps,
+    ),
+    Mistake(
+        "eps_outside_sqrt",
+        "eps is added after the square root instead of inside it",
+        "The formula is (x - mean) / √(var + eps). For rows with a tiny spread, √var + eps and √(var + eps) differ a "
+        "lot.",
+        ln_eps_outside,
+    ),
+    Mistake(
+        "no_sqrt",
+        "you divide by the variance instead of the standard deviation",
+        "Divide by the square root: torch.sqrt(var + eps), so the result has variance 1.",
+        ln_no_sqrt,
+    ),
+    Mistake(
+        "no_gamma_beta",
+        "the learned scale γ and shift β are not applied",
+        "Finish with gamma * normalised + beta: γ and β let the model undo the normalisation where it helps.",
+        ln_no_affine,
+    ),
+    Mistake(
+        "gamma_beta_swapped",
+        "γ and β are swapped",
+        "γ (gamma) multiplies and β (beta) is added: gamma * normalised + beta.",
+        ln_swapped_affine,
+    ),
+    Mistake(
+        "not_centred",
+        "the mean is not subtracted",
+        "Centre first: x - x.mean(dim=-1, keepdim=True), then divide by the standard deviation.",
+        ln_not_centred,
+    ),
+]
+
+
+def _ln_diagnose(value, expected, args) -> str | None:
+    x, gamma, beta, eps = args
+    if not isinstance(value, torch.Tensor) or value.shape != expected.shape:
+        return None
+    normed = (value.double() - beta.double()) / gamma.double()
+    mean = normed.mean(dim=-1)
+    if not torch.allclose(mean, torch.zeros_like(mean), atol=1e-3):
+        return "Before γ and β, each token's vector should have mean 0; (output - beta) / gamma of yours does not."
+    return None
+
+
+LN_SPEC = CheckSpec(
+    name="check_layer_norm",
+    function="layer_norm",
+    arg_names=("x", "gamma", "beta", "eps"),
+    output=TensorOut("(same shape as x)"),
+    cases=[
+        Case("ordinary tokens", _norm_case("ordinary", 501)),
+        Case("tokens with a tiny spread and a constant token", _norm_case("small", 502)),
+    ],
+    mistakes=LN_MISTAKES,
+    success="Each token is normalised over its features (biased variance, eps inside the root), then scaled and shifted.",
+    diagnose=_ln_diagnose,
+)
+
+
+def check_layer_norm(layer_norm, verbose: bool = True) -> CheckResult:
+    """Check ``layer_norm(x, gamma, beta, eps)`` against ``course_lib.LayerNorm``."""
+    return run_check(LN_SPEC, layer_norm, verbose)
+
+
+# --------------------------------------------------------------------------- sublayer_connection
+
+
+class _Sublayer:
+    """A fixed, deterministic stand-in for attention or the feed-forward network: tanh(x W + c)."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor):
+        self.weight, self.bias = weight, bias
+
+    def __call__(self, h: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(h @ self.weight + self.bias) * 2.0
+
+    def __repr__(self) -> str:
+        return "sublayer"
+
+
+def _residual_case(seed: int, norm_first: bool, batch: int, seq: int):
+    def build():
+        gen = generator(seed)
+        d_model = 6
+        x = randn(gen, batch, seq, d_model, scale=2.0, shift=0.5)
+        sublayer = _Sublayer(randn(gen, d_model, d_model, scale=0.7), randn(gen, d_model, scale=0.5))
+        norm = _layer_norm_module(randn(gen, d_model, scale=0.5, shift=1.0), randn(gen, d_model, scale=0.5))
+        with quiet_rng():
+            residual = Residual(d_model, norm_first=norm_first)
+        residual.norm = norm
+        residual.requires_grad_(False)
+        expected = residual(x, sublayer)
+        return (x, sublayer, norm, norm_first), expected
+
+    return build
+
+
+def _connect(x, sublayer, norm, norm_first, how="right"):
+    """The sublayer connection with switches to reproduce each typical mistake."""
+    if how == "flipped":
+        norm_first = not norm_first
+    if not norm_first:
+        if how == "outside":
+            return x + norm(sublayer(x))
+        if how == "no_residual":
+            return norm(sublayer(x))
+        if how == "no_norm":
+            return x + sublayer(x)
+        return norm(x + sublayer(x))  # the pre-LN mistakes leave the post-LN branch right
+    if how == "normed_skip":
+        return norm(x) + sublayer(norm(x))
+    if how == "norm_on_output":
+        return x + norm(sublayer(x))
+    if how == "no_residual":
+        return sublayer(norm(x))
+    if how == "no_norm":
+        return x + sublayer(x)
+    return x + sublayer(norm(x))  # the post-LN mistake leaves the pre-LN branch right
+
+
+def residual_outside_norm(x, sublayer, norm, norm_first=False):
+    return _connect(x, sublayer, norm, norm_first, "outside")
+
+
+def residual_normed_skip(x, sublayer, norm, norm_first=False):
+    return _connect(x, sublayer, norm, norm_first, "normed_skip")
+
+
+def residual_norm_on_output(x, sublayer, norm, norm_first=False):
+    return _connect(x, sublayer, norm, norm_first, "norm_on_output")
+
+
+def residual_missing(x, sublayer, norm, norm_first=False):
+    return _connect(x, sublayer, norm, norm_first, "no_residual")
+
+
+def residual_no_norm(x, sublayer, norm, norm_first=False):
+    return _connect(x, sublayer, norm, norm_first, "no_norm")
+
+
+def residual_ignores_norm_first(x, sublayer, norm, norm_first=False):
+    return _connect(x, sublayer, norm, norm_first, "flipped")
+
+
+RESIDUAL_MISTAKES = [
+    Mistake(
+        "residual_outside_norm",
+        "post-LN: the skip is added after the norm, x + norm(sublayer(x))",
+        "Post-LN normalises the sum: norm(x + sublayer(x)). Add x to the sublayer's output first, then normalise.",
+        residual_outside_norm,
+    ),
+    Mistake(
+        "normed_skip",
+        "pre-LN: the normalised x is added back instead of the original x",
+        "In pre-LN only the sublayer's input is normalised; the skip carries the untouched x: "
+        "x + sublayer(norm(x)). That clean path is what lets deep pre-LN stacks train.",
+        residual_normed_skip,
+    ),
+    Mistake(
+        "norm_on_output",
+        "pre-LN: the norm is applied to the sublayer's output instead of its input",
+        "Pre-LN normalises what goes INTO the sublayer: x + sublayer(norm(x)).",
+        residual_norm_on_output,
+    ),
+    Mistake(
+        "no_residual",
+        "the skip connection is missing: x is never added back",
+        "The residual connection adds the input to the sublayer's output: post-LN norm(x + sublayer(x)), "
+        "pre-LN x + sublayer(norm(x)).",
+        residual_missing,
+    ),
+    Mistake(
+        "no_norm",
+        "the norm is never applied",
+        "Use the norm you are given: post-LN norm(x + sublayer(x)), pre-LN x + sublayer(norm(x)).",
+        residual_no_norm,
+    ),
+    Mistake(
+        "ignores_norm_first",
+        "the flag norm_first is ignored: you computed the other variant",
+        "norm_first=False means post-LN, norm(x + sublayer(x)); norm_first=True means pre-LN, x + sublayer(norm(x)). "
+        "Branch on the flag.",
+        residual_ignores_norm_first,
+    ),
+]
+
+
+RESIDUAL_SPEC = CheckSpec(
+    name="check_sublayer_connection",
+    function="sublayer_connection",
+    arg_names=("x", "sublayer", "norm", "norm_first"),
+    output=TensorOut("(batch, seq, d_model)"),
+    cases=[
+        Case("post-LN", _residual_case(511, norm_first=False, batch=2, seq=3)),
+        Case("pre-LN", _residual_case(512, norm_first=True, batch=2, seq=3)),
+    ],
+    mistakes=RESIDUAL_MISTAKES,
+    success="post-LN: norm(x + sublayer(x)); pre-LN: x + sublayer(norm(x)).",
+)
+
+
+def check_sublayer_connection(sublayer_connection, verbose: bool = True) -> CheckResult:
+    """Check ``sublayer_connection(x, sublayer, norm, norm_first)`` against ``course_lib.Residual``."""
+    return run_check(RESIDUAL_SPEC, sublayer_connection, verbose)

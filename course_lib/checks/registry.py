@@ -1,0 +1,89 @@
+"""The exercises, their checks and the mistake catalogue, in one place the tools and tests can read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from . import attention, encoder, multihead, normalization, positions, rnn
+from .core import MISSING, CheckResult, CheckSpec, Mistake, run_check
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise notebook: its file stem, a title, and the checks it runs (with the learner function each takes)."""
+
+    name: str
+    title: str
+    specs: tuple[CheckSpec, ...]
+
+    @property
+    def checks(self) -> tuple[tuple[str, str], ...]:
+        """``(check name, learner function name)`` pairs, in notebook order."""
+        return tuple((spec.name, spec.function) for spec in self.specs)
+
+    @property
+    def filename(self) -> str:
+        return f"{self.name}.ipynb"
+
+
+EXERCISES: dict[str, Exercise] = {
+    exercise.name: exercise
+    for exercise in (
+        Exercise("ex01_rnn", "A vanilla RNN: one step, then the loop over time", (rnn.STEP_SPEC, rnn.FORWARD_SPEC)),
+        Exercise(
+            "ex02_attention",
+            "Softmax, scaled dot-product attention and the causal mask",
+            (attention.SOFTMAX_SPEC, attention.ATTENTION_SPEC, attention.CAUSAL_SPEC),
+        ),
+        Exercise(
+            "ex03_multi_head",
+            "Multi-head attention: split, attend, merge",
+            (multihead.SPLIT_SPEC, multihead.MERGE_SPEC, multihead.MHA_SPEC),
+        ),
+        Exercise("ex04_positional_encoding", "Sinusoidal positional encoding", (positions.SPEC,)),
+        Exercise(
+            "ex05_layernorm_residual",
+            "LayerNorm and the residual connection",
+            (normalization.LN_SPEC, normalization.RESIDUAL_SPEC),
+        ),
+        Exercise("ex06_encoder_block", "The encoder block, pre-LN and post-LN", (encoder.SPEC,)),
+    )
+}
+
+SPECS: dict[str, CheckSpec] = {spec.name: spec for exercise in EXERCISES.values() for spec in exercise.specs}
+
+CHECKS: dict[str, Callable[..., CheckResult]] = {
+    "check_rnn_step": rnn.check_rnn_step,
+    "check_rnn_forward": rnn.check_rnn_forward,
+    "check_softmax": attention.check_softmax,
+    "check_attention": attention.check_attention,
+    "check_causal_attention": attention.check_causal_attention,
+    "check_split_heads": multihead.check_split_heads,
+    "check_merge_heads": multihead.check_merge_heads,
+    "check_multi_head_attention": multihead.check_multi_head_attention,
+    "check_positional_encoding": positions.check_positional_encoding,
+    "check_layer_norm": normalization.check_layer_norm,
+    "check_sublayer_connection": normalization.check_sublayer_connection,
+    "check_encoder_block": encoder.check_encoder_block,
+}
+
+#: The mistake catalogue: for every check, the typical mistakes it recognises (each with a buggy example).
+MISTAKES: dict[str, list[Mistake]] = {name: list(spec.mistakes) for name, spec in SPECS.items()}
+
+
+def run_exercise_checks(exercise: str, namespace: Mapping[str, Any]) -> list[dict]:
+    """Run every check of ``exercise`` quietly on the functions found in ``namespace`` (a notebook's globals()).
+
+    Returns one dict per check (see ``CheckResult.to_dict``) plus ``function``; a function that is not defined
+    gives status ``"missing"``. Used by the progress and grading tools; never raises.
+    """
+    results = []
+    for spec in EXERCISES[exercise].specs:
+        function = namespace.get(spec.function) if hasattr(namespace, "get") else None
+        if function is None:
+            result = CheckResult(spec.name, False, MISSING, f"❌ {spec.name}: there is no function named {spec.function} (was its cell run?).")
+        else:
+            result = run_check(spec, function, verbose=False)
+        results.append({**result.to_dict(), "function": spec.function})
+    return results

@@ -1,0 +1,529 @@
+"""The exercise tools behind ``python -m course_lib exercises ...``: reset, progress, grade, build.
+
+Every function takes the exercises folder (or the submissions folder) as a parameter, so tests run them on
+temporary copies. Problems a user can fix (an unknown exercise name, a missing folder) raise ``ExerciseToolError``
+with a message written for them; the command line prints it without a traceback.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import io
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import generate
+from .registry import EXERCISES, Exercise
+from .runner import NotebookRun, run_notebooks
+
+OUTCOMES = ("pass", "fail", "error", "timeout", "missing")
+
+
+class ExerciseToolError(Exception):
+    """A problem the user can fix; the message says what and how."""
+
+
+# --------------------------------------------------------------------------- names and folders
+
+
+PRISTINE_DIR = "pristine"  # fresh learner copies, shipped instead of solutions/ in a learner bundle
+
+
+def default_exercises_dir() -> Path:
+    """``exercises/`` next to the course_lib package (the repository or a learner bundle), else ``./exercises``."""
+    beside_package = Path(__file__).resolve().parents[2] / "exercises"
+    if (beside_package / "solutions").is_dir() or (beside_package / PRISTINE_DIR).is_dir():
+        return beside_package
+    return Path.cwd() / "exercises"
+
+
+def exercise_list() -> str:
+    return "\n".join(f"  {exercise.name:<26} {exercise.title}" for exercise in EXERCISES.values())
+
+
+def resolve(name: str) -> Exercise:
+    """Accept ``ex02_attention``, ``ex02_attention.ipynb``, ``exercises/ex02_attention.ipynb``, ``ex02`` or ``2``."""
+    text = Path(str(name).strip()).name
+    text = text[:-6] if text.endswith(".ipynb") else text
+    if text in EXERCISES:
+        return EXERCISES[text]
+    match = re.fullmatch(r"(?:ex)?0*(\d+)", text, flags=re.IGNORECASE)
+    if match:
+        for exercise in EXERCISES.values():
+            if int(exercise.name[2:4]) == int(match.group(1)):
+                return exercise
+    raise ExerciseToolError(f"There is no exercise called {name!r}. The exercises are:\n{exercise_list()}")
+
+
+def _check_dir(exercises_dir: Path) -> Path:
+    exercises_dir = Path(exercises_dir)
+    if not ((exercises_dir / "solutions").is_dir() or (exercises_dir / PRISTINE_DIR).is_dir()):
+        raise ExerciseToolError(
+            f"{exercises_dir} does not look like the course's exercises folder (it has no solutions/ subfolder, "
+            f"nor the {PRISTINE_DIR}/ subfolder of a learner bundle). "
+            "Run the command from the course folder, or pass --dir PATH/TO/exercises."
+        )
+    return exercises_dir
+
+
+def require_solutions(exercises_dir: Path) -> Path:
+    """Instructor tools (build) need the solution notebooks; a learner bundle ships without them."""
+    exercises_dir = _check_dir(exercises_dir)
+    if not (exercises_dir / "solutions").is_dir():
+        raise ExerciseToolError(
+            f"{exercises_dir} has no solutions/ folder: this is a learner copy of the course, so the learner "
+            "notebooks cannot be regenerated here. Run `exercises build` in the instructor's copy (the repository)."
+        )
+    return exercises_dir
+
+
+def fresh_text(exercises_dir: Path, name: str) -> str:
+    """A fresh learner notebook: generated from solutions/ when present, else the pristine copy of a learner bundle."""
+    exercises_dir = Path(exercises_dir)
+    if (exercises_dir / "solutions").is_dir():
+        return generate.generate_text(exercises_dir, name)
+    pristine = exercises_dir / PRISTINE_DIR / f"{name}.ipynb"
+    if not pristine.is_file():
+        raise ExerciseToolError(
+            f"There is no fresh copy of {name}: neither solutions/ nor {pristine} exists. Nothing was changed. "
+            "Ask your instructor for the exercise notebook, or get a new copy of the course."
+        )
+    return pristine.read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- reset
+
+
+@dataclass
+class ResetOutcome:
+    exercise: str
+    path: Path
+    backup: Path | None
+    message: str
+
+
+def reset(name: str, exercises_dir: Path | None = None, now: _dt.datetime | None = None) -> ResetOutcome:
+    """Give the learner a fresh copy of one exercise notebook, after saving their version to ``backups/``.
+
+    The learner's file is first copied to ``backups/<name>-YYYYmmdd-HHMMSS.ipynb`` (never overwriting an existing
+    backup) and the copy is read back and compared; only then is the notebook replaced, atomically. If the backup
+    cannot be written, nothing is changed and ``ExerciseToolError`` explains why.
+    """
+    exercise = resolve(name)
+    exercises_dir = _check_dir(Path(exercises_dir) if exercises_dir else default_exercises_dir())
+    target = generate.learner_path(exercises_dir, exercise.name)
+    try:
+        fresh = fresh_text(exercises_dir, exercise.name).encode("utf-8")
+    except ExerciseToolError:
+        raise
+    except Exception as exc:
+        raise ExerciseToolError(f"Could not build a fresh copy of {exercise.name}: {exc}. Nothing was changed.") from None
+
+    backup = None
+    if target.exists():
+        try:
+            current = target.read_bytes()
+        except OSError as exc:
+            raise ExerciseToolError(f"Could not read {target} ({exc.strerror or exc}). Nothing was changed.") from None
+        if current == fresh:
+            return ResetOutcome(exercise.name, target, None, f"{target} is already a fresh copy; nothing to do.")
+        backup = _write_backup(exercises_dir / "backups", exercise.name, current, now or _dt.datetime.now())
+    try:
+        _atomic_write(target, fresh)
+    except OSError as exc:
+        saved = f" Your work is safe in {backup}." if backup else ""
+        raise ExerciseToolError(f"Could not write {target} ({exc.strerror or exc}).{saved}") from None
+    if backup:
+        message = f"Saved your version as {backup}\nReset {target} to a fresh copy."
+    else:
+        message = f"Created a fresh copy at {target}."
+    message += "\nIf the notebook is open in JupyterLab, reload it from disk (File → Reload Notebook from Disk)."
+    return ResetOutcome(exercise.name, target, backup, message)
+
+
+def _write_backup(folder: Path, name: str, content: bytes, now: _dt.datetime) -> Path:
+    stamp = now.strftime("%Y%m%d-%H%M%S")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for attempt in range(1, 1000):
+            suffix = "" if attempt == 1 else f"-{attempt}"
+            path = folder / f"{name}-{stamp}{suffix}.ipynb"
+            try:
+                with open(path, "xb") as handle:  # "x": never overwrite an earlier backup
+                    handle.write(content)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            except FileExistsError:
+                continue
+            if path.read_bytes() != content:
+                raise OSError(f"the backup {path} does not read back identical")
+            return path
+        raise OSError("too many backups with the same time stamp")
+    except OSError as exc:
+        raise ExerciseToolError(
+            f"Could not save a backup of your notebook in {folder} ({getattr(exc, 'strerror', None) or exc}). "
+            "Nothing was changed: your notebook is as you left it."
+        ) from None
+
+
+def _atomic_write(target: Path, content: bytes) -> None:
+    temporary = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    try:
+        with open(temporary, "wb") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+    finally:
+        if temporary.exists():
+            temporary.unlink()
+
+
+# --------------------------------------------------------------------------- progress
+
+
+@dataclass
+class ProgressRow:
+    exercise: str
+    state: str  # passes | in progress | not started | error | timeout | missing
+    checks: list[dict] = field(default_factory=list)
+    detail: str = ""
+
+
+def progress(
+    exercises_dir: Path | None = None,
+    names: list[str] | None = None,
+    timeout: float = 60.0,
+    jobs: int = 2,
+    echo: Callable[[str], None] | None = print,
+) -> list[ProgressRow]:
+    """Run each learner notebook headless and report which exercises pass; print a table if ``echo``."""
+    exercises_dir = _check_dir(Path(exercises_dir) if exercises_dir else default_exercises_dir())
+    chosen = [resolve(name) for name in names] if names else list(EXERCISES.values())
+    rows: dict[str, ProgressRow] = {}
+    items = []
+    for exercise in chosen:
+        path = generate.learner_path(exercises_dir, exercise.name)
+        if path.exists():
+            items.append((path, exercise.name))
+        else:
+            rows[exercise.name] = ProgressRow(exercise.name, "missing", detail=f"no {path.name}: `exercises reset {exercise.name}` makes a fresh one")
+    if echo and items:
+        echo(f"Running {len(items)} exercise notebook(s), each in a fresh kernel (this takes a few seconds each)...")
+    for run in run_notebooks(items, timeout=timeout, jobs=jobs):
+        rows[run.exercise] = _progress_row(run)
+    ordered = [rows[exercise.name] for exercise in chosen]
+    if echo:
+        echo(format_progress(ordered))
+    return ordered
+
+
+def _progress_row(run: NotebookRun) -> ProgressRow:
+    outcome = run.outcome
+    if outcome == "pass":
+        return ProgressRow(run.exercise, "passes", run.checks)
+    if outcome == "timeout":
+        return ProgressRow(run.exercise, "timeout", run.checks, f"the notebook did not finish ({run.detail})")
+    if run.status != "ran":
+        return ProgressRow(run.exercise, "error", run.checks, run.detail)
+    if all(check["status"] == "not_implemented" for check in run.checks):
+        return ProgressRow(run.exercise, "not started", run.checks)
+    detail = run.cell_errors[0] if run.cell_errors else ""
+    return ProgressRow(run.exercise, "in progress", run.checks, detail)
+
+
+_ICON = {"passes": "✅", "in progress": "🔧", "not started": "⏳", "error": "❌", "timeout": "⌛", "missing": "❔"}
+_CHECK_ICON = {"passed": "✅", "failed": "❌", "error": "❌", "not_implemented": "⏳", "missing": "❔"}
+
+
+def format_progress(rows: list[ProgressRow]) -> str:
+    lines = []
+    for row in rows:
+        checks = "  ".join(f"{_CHECK_ICON.get(c['status'], '?')} {c['function']}" for c in row.checks)
+        lines.append(f"{_ICON[row.state]} {row.exercise:<26} {row.state:<12} {checks}".rstrip())
+        if row.detail:
+            lines.append(f"   {row.detail}")
+    done = sum(row.state == "passes" for row in rows)
+    lines.append(f"{done} of {len(rows)} exercises pass.")
+    if any(row.state in ("in progress", "error") for row in rows):
+        lines.append("Open an exercise and run its check cells to see the hints.")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- grade
+
+
+@dataclass
+class Submission:
+    learner: str
+    exercise: str
+    path: Path
+
+
+@dataclass
+class GradeReport:
+    learners: list[str]
+    cells: dict[tuple[str, str], NotebookRun | None]
+    skipped: list[tuple[Path, str]]
+    markdown: Path
+    csv: Path
+
+
+def discover(submissions_dir: Path) -> tuple[list[Submission], list[tuple[Path, str]]]:
+    """Find the submitted notebooks. Two layouts (they may be mixed):
+
+    - one subfolder per learner: ``SUBMISSIONS/alice/ex02_attention.ipynb``
+    - flat files: ``SUBMISSIONS/alice__ex02_attention.ipynb`` (learner, two underscores, exercise)
+
+    The exercise is read from the start of the file name (``ex02``, ``ex02_attention``, ``ex2_anything``).
+    Returns the submissions and the files skipped, with the reason.
+    """
+    submissions: dict[tuple[str, str], Submission] = {}
+    skipped: list[tuple[Path, str]] = []
+
+    def add(learner: str, stem: str, path: Path) -> None:
+        exercise = _exercise_from_stem(stem)
+        if exercise is None:
+            skipped.append((path, "the file name does not start with an exercise number like ex02"))
+            return
+        key = (learner, exercise)
+        if key in submissions:
+            kept = min(submissions[key].path, path, key=lambda p: (p.stem != exercise, p.name))
+            dropped = path if kept == submissions[key].path else submissions[key].path
+            submissions[key] = Submission(learner, exercise, kept)
+            skipped.append((dropped, f"a second {exercise} for {learner}; graded {kept.name}"))
+            return
+        submissions[key] = Submission(learner, exercise, path)
+
+    for entry in sorted(Path(submissions_dir).iterdir()):
+        if entry.name.startswith(".") or entry.name.startswith("_"):
+            continue
+        if entry.is_dir():
+            for path in sorted(entry.rglob("*.ipynb")):
+                if ".ipynb_checkpoints" in path.parts or path.stem.endswith("-checkpoint"):
+                    continue
+                add(entry.name, path.stem, path)
+        elif entry.suffix == ".ipynb":
+            learner, sep, stem = entry.stem.partition("__")
+            if not sep or not learner:
+                skipped.append((entry, "a top-level file must be named LEARNER__exNN_name.ipynb"))
+                continue
+            add(learner, stem, entry)
+    ordered = sorted(submissions.values(), key=lambda s: (s.learner, s.exercise))
+    return ordered, skipped
+
+
+def _exercise_from_stem(stem: str) -> str | None:
+    match = re.match(r"ex0*(\d+)(?:_|\b|$)", stem, flags=re.IGNORECASE)
+    if not match:
+        return None
+    for exercise in EXERCISES:
+        if int(exercise[2:4]) == int(match.group(1)):
+            return exercise
+    return None
+
+
+def grade(
+    submissions_dir: Path,
+    out_dir: Path,
+    timeout: float = 60.0,
+    jobs: int = 2,
+    echo: Callable[[str], None] | None = print,
+) -> GradeReport:
+    """Run every submitted notebook headless (copies, with a time limit each) and write the score table.
+
+    Writes ``scores.md`` and ``scores.csv`` into ``out_dir``. A submission that crashes, raises or hangs is
+    recorded as ``error`` or ``timeout``; it never stops the grading. The submissions are only read.
+    """
+    submissions_dir, out_dir = Path(submissions_dir), Path(out_dir)
+    if not submissions_dir.is_dir():
+        raise ExerciseToolError(f"{submissions_dir} is not a folder. Pass the folder that holds the submitted notebooks.")
+    inside = out_dir.resolve() == submissions_dir.resolve() or submissions_dir.resolve() in out_dir.resolve().parents
+    if inside:
+        raise ExerciseToolError("--out must be outside the submissions folder: grading never writes into the submissions.")
+    submissions, skipped = discover(submissions_dir)
+    if not submissions:
+        raise ExerciseToolError(
+            f"No exercise notebooks found in {submissions_dir}. Expected one subfolder per learner "
+            "(alice/ex02_attention.ipynb) or files named alice__ex02_attention.ipynb."
+        )
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExerciseToolError(f"Could not create the output folder {out_dir} ({exc.strerror or exc}).") from None
+    if echo:
+        echo(f"Grading {len(submissions)} notebook(s) from {len({s.learner for s in submissions})} learner(s), "
+             f"{timeout:g} s limit each, {jobs} at a time...")
+    by_path = {str(s.path): s for s in submissions}
+
+    def done(run: NotebookRun) -> None:
+        if echo:
+            submission = by_path[run.path]
+            echo(f"  {submission.learner:<20} {submission.exercise:<26} {run.outcome:<8} ({run.seconds:.1f} s)")
+
+    runs = run_notebooks([(s.path, s.exercise) for s in submissions], timeout=timeout, jobs=jobs, on_done=done)
+    learners = sorted({s.learner for s in submissions})
+    cells: dict[tuple[str, str], NotebookRun | None] = {(l, e): None for l in learners for e in EXERCISES}
+    for submission, run in zip(submissions, runs):
+        cells[(submission.learner, submission.exercise)] = run
+    markdown_path, csv_path = out_dir / "scores.md", out_dir / "scores.csv"
+    report = GradeReport(learners, cells, skipped, markdown_path, csv_path)
+    csv_path.write_text(score_csv(report), encoding="utf-8")
+    markdown_path.write_text(score_markdown(report, submissions_dir, timeout), encoding="utf-8")
+    if echo:
+        echo(f"Wrote {markdown_path} and {csv_path}.")
+        if skipped:
+            echo(f"Skipped {len(skipped)} file(s); see the end of {markdown_path.name}.")
+    return report
+
+
+def _outcome(run: NotebookRun | None) -> str:
+    return "missing" if run is None else run.outcome
+
+
+def _counts(report: GradeReport, learner: str) -> dict[str, int]:
+    counts = {outcome: 0 for outcome in OUTCOMES}
+    checks_passed = checks_total = 0
+    for exercise in EXERCISES.values():
+        run = report.cells[(learner, exercise.name)]
+        counts[_outcome(run)] += 1
+        checks_total += len(exercise.specs)
+        checks_passed += run.checks_passed if run is not None else 0
+    counts["checks_passed"], counts["checks_total"] = checks_passed, checks_total
+    return counts
+
+
+def score_csv(report: GradeReport) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["learner", *EXERCISES, *OUTCOMES, "checks_passed", "checks_total"])
+    for learner in report.learners:
+        counts = _counts(report, learner)
+        writer.writerow(
+            [learner, *(_outcome(report.cells[(learner, e)]) for e in EXERCISES), *(counts[o] for o in OUTCOMES),
+             counts["checks_passed"], counts["checks_total"]]
+        )
+    return buffer.getvalue()
+
+
+def score_markdown(report: GradeReport, submissions_dir: Path, timeout: float) -> str:
+    short = [name.split("_")[0] for name in EXERCISES]
+    lines = [
+        "# Exercise scores",
+        "",
+        f"Graded {_dt.datetime.now():%Y-%m-%d %H:%M} from `{submissions_dir}`, each notebook run headless in a fresh "
+        f"kernel with a {timeout:g} s limit. Per exercise: **pass** (every check passes), **fail** (the notebook ran, "
+        "some check fails or is not implemented), **error** (the notebook could not run, crashed, or a cell raised), "
+        "**timeout**, or **missing** (not submitted).",
+        "",
+        "| Learner | " + " | ".join(short) + " | pass | fail | error | timeout | missing | checks passed |",
+        "|---|" + "---|" * len(short) + "---:|---:|---:|---:|---:|---:|",
+    ]
+    for learner in report.learners:
+        counts = _counts(report, learner)
+        row = [_outcome(report.cells[(learner, e)]) for e in EXERCISES]
+        numbers = [str(counts[o]) for o in OUTCOMES] + [f"{counts['checks_passed']}/{counts['checks_total']}"]
+        lines.append(f"| {_md(learner)} | " + " | ".join(row) + " | " + " | ".join(numbers) + " |")
+    lines += ["", "Exercises: " + ", ".join(f"{s} = {name}" for s, name in zip(short, EXERCISES)), "", "## Details", ""]
+    details = 0
+    for learner in report.learners:
+        for exercise in EXERCISES:
+            run = report.cells[(learner, exercise)]
+            if run is None or run.outcome == "pass":
+                continue
+            details += 1
+            lines.append(f"- **{_md(learner)} / {exercise}**: {run.outcome}" + (f" ({_md(run.detail)})" if run.detail else ""))
+            for error in run.cell_errors[:3]:
+                lines.append(f"  - {_md(error)}")
+            for check in run.checks:
+                if not check["passed"]:
+                    lines.append(f"  - {_md(_first_line(check))}")
+    if not details:
+        lines.append("Every submitted exercise passes.")
+    if report.skipped:
+        lines += ["", "## Skipped files", ""]
+        lines += [f"- `{path}`: {reason}" for path, reason in report.skipped]
+    return "\n".join(lines) + "\n"
+
+
+def _first_line(check: dict) -> str:
+    """What went wrong, in one line (the hint is for the learner)."""
+    if check.get("status") == "not_implemented":
+        return f"{check['check']}: not implemented yet"
+    line = check["message"].splitlines()[0] if check["message"] else check["check"]
+    line = line.lstrip("✅❌⏳ ")
+    return line if len(line) <= 300 else line[:299] + "…"
+
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+# --------------------------------------------------------------------------- build
+
+
+def build(exercises_dir: Path | None = None, execute: bool = False, timeout: float = 120.0, echo=print) -> list[tuple[str, bool]]:
+    """Generate the learner notebooks; with ``execute``, first re-run the solutions in place and require every check to pass.
+
+    A learner notebook that is about to change is first saved to ``backups/`` (as ``reset`` does), so running
+    ``build`` by mistake never loses a learner's work.
+    """
+    exercises_dir = require_solutions(Path(exercises_dir) if exercises_dir else default_exercises_dir())
+    if execute:
+        execute_solutions(exercises_dir, timeout=timeout, echo=echo)
+    results = []
+    for name in EXERCISES:
+        try:
+            fresh = generate.generate_text(exercises_dir, name).encode("utf-8")
+        except generate.GenerationError as exc:
+            raise ExerciseToolError(str(exc)) from None
+        target = generate.learner_path(exercises_dir, name)
+        old = target.read_bytes() if target.exists() else None
+        backup = None
+        if old is not None and old != fresh:
+            # a learner may have worked in this file: keep it, exactly as for reset
+            backup = _write_backup(exercises_dir / "backups", name, old, _dt.datetime.now())
+        if old != fresh:
+            _atomic_write(target, fresh)
+        results.append((name, old != fresh))
+        if echo:
+            state = "written" if old != fresh else "up to date"
+            echo(f"  {name:<26} {state}" + (f" (the previous version is saved as {backup})" if backup else ""))
+    return results
+
+
+def execute_solutions(exercises_dir: Path, timeout: float = 120.0, echo=print) -> None:
+    """Run each solution notebook top to bottom in a fresh kernel and store its outputs (execution counts in order)."""
+    import subprocess
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    failures = []
+    for name in EXERCISES:
+        path = generate.solution_path(exercises_dir, name)
+        notebook = nbformat.read(path, as_version=4)
+        client = NotebookClient(
+            notebook, kernel_name="python3", timeout=int(timeout), record_timing=False,
+            shutdown_kernel="immediate", resources={"metadata": {"path": str(path.parent)}},
+        )
+        try:
+            client.execute(stderr=subprocess.DEVNULL)
+        except Exception as exc:  # a solution cell raised or hung: say which, leave the file as it was
+            first = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip().splitlines()[-1:] or [type(exc).__name__]
+            raise ExerciseToolError(f"solutions/{path.name} does not run: {first[0]}. Nothing was written.") from None
+        for cell in notebook.cells:
+            cell.metadata.pop("execution", None)
+            if cell.cell_type == "code" and cell.source.startswith(generate.CHECK_MARKER):
+                text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
+                if not text.startswith("✅") or "❌" in text or "⏳" in text:
+                    failures.append(f"{name}: {text.strip() or 'no output'}")
+        path.write_text(generate.render(notebook), encoding="utf-8")
+        if echo:
+            echo(f"  executed solutions/{path.name}")
+    if failures:
+        raise ExerciseToolError("Some solution checks do not pass:\n" + "\n".join(failures))

@@ -1,0 +1,163 @@
+"""``exercises``: build, reset, progress and grading for the exercise notebooks.
+
+    python -m course_lib exercises list
+    python -m course_lib exercises reset ex02_attention        # your version is backed up first
+    python -m course_lib exercises progress                    # which exercises pass
+    python -m course_lib exercises build [--execute]           # instructors: regenerate the learner notebooks
+    python -m course_lib exercises grade SUBMISSIONS --out DIR [--timeout 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "exercises",
+        help="reset an exercise, see your progress, build the learner notebooks, grade submissions",
+        description="Tools for the exercise notebooks in exercises/.",
+    )
+    parser.set_defaults(handler=lambda args: _usage(parser))
+    actions = parser.add_subparsers(dest="action", metavar="action")
+
+    listing = actions.add_parser("list", help="list the exercises")
+    _dir_option(listing)
+    listing.set_defaults(handler=_list)
+
+    reset = actions.add_parser(
+        "reset",
+        help="replace an exercise notebook with a fresh copy (your version is saved in exercises/backups/ first)",
+        description="Replace one exercise notebook with a fresh copy. Your current version is first saved to "
+        "exercises/backups/NAME-YYYYmmdd-HHMMSS.ipynb; if that backup cannot be written, nothing changes.",
+    )
+    reset.add_argument("name", help="the exercise, e.g. ex02_attention (or ex02, or 2)")
+    _dir_option(reset)
+    reset.set_defaults(handler=_reset)
+
+    progress = actions.add_parser(
+        "progress",
+        help="run your exercise notebooks headless and show which ones pass",
+        description="Run each exercise notebook in a fresh kernel (nothing is written to your files) and show "
+        "which exercises pass.",
+    )
+    progress.add_argument("names", nargs="*", help="only these exercises (default: all)")
+    _dir_option(progress)
+    _run_options(progress)
+    progress.set_defaults(handler=_progress)
+
+    build = actions.add_parser(
+        "build",
+        help="instructors: generate the learner notebooks from exercises/solutions/",
+        description="Generate exercises/exNN_*.ipynb from exercises/solutions/exNN_*.ipynb: solutions between "
+        "'### BEGIN SOLUTION' and '### END SOLUTION' become `raise NotImplementedError(...)`, outputs are cleared. "
+        "A learner notebook that changes is saved to exercises/backups/ first.",
+    )
+    _dir_option(build)
+    build.add_argument("--execute", action="store_true", help="first re-run the solution notebooks in place (every check must pass)")
+    build.add_argument("--check", action="store_true", help="write nothing; exit 1 if a learner notebook is out of date")
+    build.set_defaults(handler=_build)
+
+    grade = actions.add_parser(
+        "grade",
+        help="instructors: run submitted notebooks and write a score table (Markdown and CSV)",
+        description="Run every submitted exercise notebook headless (copies, each with a time limit) and write "
+        "scores.md and scores.csv. Layout: one subfolder per learner (alice/ex02_attention.ipynb) or files named "
+        "alice__ex02_attention.ipynb.",
+    )
+    grade.add_argument("submissions", help="folder with the submitted notebooks")
+    grade.add_argument("--out", required=True, help="folder for scores.md and scores.csv (outside the submissions)")
+    _run_options(grade)
+    grade.set_defaults(handler=_grade)
+
+
+def _dir_option(parser) -> None:
+    parser.add_argument("--dir", type=Path, default=None, help="the exercises folder (default: the course's exercises/)")
+
+
+def _run_options(parser) -> None:
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds allowed per notebook (default: 60)")
+    parser.add_argument("--jobs", type=int, default=2, help="notebooks run at the same time (default: 2)")
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _friendly(action):
+    """Run an action; print a user-fixable problem as one message (no traceback) and return exit status 2."""
+
+    def wrapped(args) -> int:
+        from .checks.tools import ExerciseToolError
+
+        try:
+            return int(action(args) or 0)
+        except ExerciseToolError as exc:
+            print(exc, file=sys.stderr)
+            return 2
+        except OSError as exc:
+            print(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+            return 2
+
+    return wrapped
+
+
+@_friendly
+def _list(args) -> int:
+    from .checks import tools
+
+    folder = args.dir or tools.default_exercises_dir()
+    for exercise in tools.EXERCISES.values():
+        present = (Path(folder) / exercise.filename).exists()
+        print(f"  {exercise.name:<26} {exercise.title}{'' if present else '   (missing: use reset to create it)'}")
+    return 0
+
+
+@_friendly
+def _reset(args) -> int:
+    from .checks import tools
+
+    print(tools.reset(args.name, args.dir).message)
+    return 0
+
+
+@_friendly
+def _progress(args) -> int:
+    from .checks import tools
+
+    if args.timeout <= 0 or args.jobs < 1:
+        raise tools.ExerciseToolError("--timeout must be positive and --jobs at least 1.")
+    rows = tools.progress(args.dir, args.names or None, timeout=args.timeout, jobs=args.jobs)
+    return 0 if rows else 1
+
+
+@_friendly
+def _build(args) -> int:
+    from .checks import generate, tools
+
+    if args.check:
+        folder = tools.require_solutions(args.dir or tools.default_exercises_dir())
+        try:
+            stale = generate.stale(folder)
+        except generate.GenerationError as exc:
+            raise tools.ExerciseToolError(str(exc)) from None
+        if stale:
+            print("Out of date (run `python -m course_lib exercises build`): " + ", ".join(stale))
+            return 1
+        print("Every learner notebook matches its solution.")
+        return 0
+    tools.build(args.dir, execute=args.execute)
+    return 0
+
+
+@_friendly
+def _grade(args) -> int:
+    from .checks import tools
+
+    if args.timeout <= 0 or args.jobs < 1:
+        raise tools.ExerciseToolError("--timeout must be positive and --jobs at least 1.")
+    tools.grade(Path(args.submissions), Path(args.out), timeout=args.timeout, jobs=args.jobs)
+    return 0
