@@ -343,8 +343,8 @@ class NotebookPage:
                                      '.jp-RenderedText[data-mime-type="application/vnd.jupyter.error"]').all_inner_texts()
 
     def screenshot(self, name: str, full_page: bool = True) -> Path:
-        OUTPUT_DIR.mkdir(exist_ok=True)
         path = OUTPUT_DIR / f"{name}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
         self.page.screenshot(path=str(path), full_page=full_page)
         return path
 
