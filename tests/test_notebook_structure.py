@@ -1,0 +1,55 @@
+"""Every lesson notebook follows the course standard, as a learner opens it from the repository.
+
+Objectives, prerequisites and minutes at the top; a summary; a "Check your understanding" heading followed by the
+notebook's quiz; a pointer to an exercise that exists; stored executed top to bottom, with no error output.
+"""
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+LESSONS = sorted(NOTEBOOKS.glob("0[1-6]_*.ipynb"))
+
+
+def test_the_six_lessons_and_the_knowledge_check_exist_in_order():
+    assert [path.name[:2] for path in LESSONS] == ["01", "02", "03", "04", "05", "06"]
+    assert len(list(NOTEBOOKS.glob("07_*.ipynb"))) == 1, "the course ends with notebook 07, the knowledge check"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda path: path.name)
+def test_lesson_follows_the_course_standard(path):
+    notebook = nbformat.read(path, as_version=4)
+    number = path.name[:2]
+    assert notebook.metadata.get("kernelspec", {}).get("name") == "python3", "JupyterLab would ask for a kernel"
+    cells = notebook.cells
+    intro = cells[0].source
+    assert cells[0].cell_type == "markdown" and intro.startswith(f"# {number} · ")
+    for part in ("What you will learn", "Prerequisites", "Estimated time"):
+        assert part in intro, f"the first cell should give '{part}'"
+
+    markdown = [cell.source for cell in cells if cell.cell_type == "markdown"]
+    assert any(re.search(r"^## Summary", text, flags=re.M) for text in markdown), "a summary section"
+
+    quiz_heading = next(i for i, cell in enumerate(cells)
+                        if cell.cell_type == "markdown" and cell.source.startswith("## Check your understanding"))
+    quiz_cell = cells[quiz_heading + 1]
+    assert quiz_cell.cell_type == "code" and quiz_cell.source.strip().endswith(f'show_quiz("{number}")')
+    assert quiz_cell.outputs, "the quiz cell is stored executed, so its text version shows without a kernel"
+
+    exercise_links = re.findall(r"\(\.\./exercises/(ex\d\d_\w+\.ipynb)\)", "\n".join(markdown))
+    assert exercise_links, "the notebook points to its exercise"
+    for name in exercise_links:
+        assert name.startswith(f"ex{number}_") and (ROOT / "exercises" / name).exists(), name
+
+    code = [cell for cell in cells if cell.cell_type == "code"]
+    counts = [cell.execution_count for cell in code]
+    assert counts == list(range(1, len(code) + 1)), "stored executed top to bottom in one fresh kernel"
+    for index, cell in enumerate(code):
+        errors = [output for output in cell.outputs if output.output_type == "error"]
+        assert not errors, f"code cell {index} stores an error"
+        for output in cell.outputs:
+            assert "Traceback (most recent call last)" not in str(output.get("text", "")), f"code cell {index}"
