@@ -1,6 +1,7 @@
 # Two commands for a fresh machine:
 #   make lab    create .venv if missing, install the course, open JupyterLab on 127.0.0.1 (token auth on)
 #   make test   the same install plus test tools, then the whole suite (unit tests, nbval, browser tests)
+#   make slides the notebooks as offline HTML slide decks in slides/
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -8,7 +9,7 @@ PORT   ?= 8888
 # JupyterLab refuses to run as root unless told to (containers, CI); an ordinary user never needs it.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install install-dev lab test doctor benchmark clean-venv
+.PHONY: install install-dev lab test doctor slides benchmark clean-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,8 +42,12 @@ OFFLINE_RUN := $(if $(OFFLINE),$(OFFLINE) sh -c 'ip link set lo up && COURSE_OFF
 test: install-dev
 	$(OFFLINE_RUN) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# One offline reveal.js deck per notebook in slides/ (reveal.js and MathJax copied into slides/_static/)
+slides: install
+	$(BIN)/python -m course_lib slides export
+
 benchmark: install-dev
-	$(BIN)/python benchmarks/attention_speed.py
+	$(BIN)/python benchmarks/run_course.py
 
 clean-venv:
 	rm -rf $(VENV)

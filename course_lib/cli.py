@@ -14,6 +14,8 @@ COMMAND_MODULES = [
     "course_lib.doctor_cli",
     "course_lib.exercises_cli",
     "course_lib.quiz.cli",
+    "course_lib.slides_cli",
+    "course_lib.bundle_cli",
 ]
 
 

@@ -1,0 +1,233 @@
+"""A learner-only copy of the course: everything a learner needs, and no exercise solution.
+
+``build_bundle(out)`` writes into a new folder ``out``:
+
+- ``notebooks/`` (the lessons, as stored), ``course_lib/``, ``docs/`` (without the instructor guide), ``README.md``,
+  ``requirements.txt``, ``requirements-dev.txt``, ``pyproject.toml`` and ``Makefile``, so ``pip install -r
+  requirements.txt -e .`` and ``make lab`` work in it as in the repository;
+- ``exercises/exNN_*.ipynb``: the learner notebooks, generated afresh from the solutions (so a learner notebook that
+  an instructor tried out in the repository is never shipped), and the same fresh copies again in
+  ``exercises/pristine/``, which ``python -m course_lib exercises reset`` uses when ``solutions/`` is absent.
+
+Left out: ``exercises/solutions/``, the instructor guide (``INSTRUCTORS.md`` becomes a two-line note), ``tests/``,
+``benchmarks/``, caches and backups. Before the bundle is moved into place, every file in it is scanned for the body
+of every solution block (the code between ``### BEGIN SOLUTION`` and ``### END SOLUTION``); a hit stops the build
+and nothing is written. Two exceptions are inherent to the course's design and named in ``ALLOWED_REFERENCE_CODE``:
+``course_lib`` itself is the tested reference implementation the lessons import (``from course_lib import
+merge_heads``), and two solutions are a line or two that equal its code.
+
+``out`` must not exist or be an empty folder, and must lie outside the course folder (except under its ignored
+``build/`` or ``dist/`` folders): the command never overwrites or deletes anything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TOP_FILES = ("README.md", "requirements.txt", "requirements-dev.txt", "pyproject.toml", "Makefile")
+TOP_FOLDERS = ("notebooks", "course_lib", "docs")
+LEFT_OUT_DOCS = ("instructors.md",)
+IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "*.egg-info", "backups", ".pytest_cache")
+SAFE_INSIDE_COURSE = ("build", "dist")  # ignored by git, never hold course files
+# (solution file, function) -> files of course_lib whose own reference code equals that solution block
+ALLOWED_REFERENCE_CODE = {
+    ("ex01_rnn", "rnn_step"): ("course_lib/checks/rnn.py",),
+    ("ex03_multi_head", "merge_heads"): ("course_lib/multihead.py",),
+}
+_BLOCK = re.compile(r"^[ \t]*### BEGIN SOLUTION[ \t]*\n(.*?)\n[ \t]*### END SOLUTION", re.S | re.M)
+
+
+class BundleError(Exception):
+    """A problem the user can fix; the command line prints it without a traceback."""
+
+
+@dataclass
+class SolutionBlock:
+    exercise: str
+    function: str
+    lines: list[str]  # stripped, non-empty lines
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+@dataclass
+class Bundle:
+    path: Path
+    notebooks: list[str] = field(default_factory=list)
+    exercises: list[str] = field(default_factory=list)
+    files: int = 0
+
+
+# --------------------------------------------------------------------------- solution blocks and the scan
+
+
+def solution_blocks(exercises_dir: Path) -> list[SolutionBlock]:
+    """Every marked solution block of every solution notebook."""
+    import nbformat
+
+    from .checks.generate import _enclosing_function
+
+    blocks = []
+    for path in sorted((Path(exercises_dir) / "solutions").glob("ex*.ipynb")):
+        notebook = nbformat.read(path, as_version=4)
+        for cell in notebook.cells:
+            if cell.cell_type != "code":
+                continue
+            for match in _BLOCK.finditer(cell.source):
+                before = cell.source[: match.start()].split("\n")
+                indent = len(match.group(0)) - len(match.group(0).lstrip())
+                function = _enclosing_function(before, indent) or "?"
+                lines = [line.strip() for line in match.group(1).splitlines() if line.strip()]
+                if lines:
+                    blocks.append(SolutionBlock(path.stem, function, lines))
+    return blocks
+
+
+def _normalised_text(path: Path) -> str | None:
+    """A file's text with every line stripped and blank lines dropped (a notebook: its cells' sources)."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError):
+        return None  # binary files (images, fonts) cannot hold Python source
+    if path.suffix == ".ipynb":
+        try:
+            cells = json.loads(raw).get("cells", [])
+            raw = "\n".join("".join(c.get("source", "")) if isinstance(c.get("source"), list) else c.get("source", "") for c in cells)
+        except (ValueError, AttributeError):
+            pass
+    return "\n".join(line.strip() for line in raw.splitlines() if line.strip())
+
+
+def find_solution_text(folder: Path, blocks: list[SolutionBlock]) -> list[tuple[str, SolutionBlock]]:
+    """(relative file, block) for every file under ``folder`` containing a whole solution block, except the allowed
+    reference code (see ``ALLOWED_REFERENCE_CODE``)."""
+    hits = []
+    folder = Path(folder)
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        relative = path.relative_to(folder).as_posix()
+        text = _normalised_text(path)
+        if text is None:
+            continue
+        for block in blocks:
+            if block.text in text and relative not in ALLOWED_REFERENCE_CODE.get((block.exercise, block.function), ()):
+                hits.append((relative, block))
+    return hits
+
+
+# --------------------------------------------------------------------------- where the bundle may go
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def check_out_dir(out: Path | str, course_root: Path = ROOT) -> Path:
+    """The resolved ``out``; raises ``BundleError`` with a clear reason if writing there could harm anything."""
+    if out is None or not str(out).strip():
+        raise BundleError("--out is empty. Pass a new folder, e.g. --out ../transformers-course-learners.")
+    out = Path(out).expanduser().resolve()
+    root = Path(course_root).resolve()
+    if out.exists() and not out.is_dir():
+        raise BundleError(f"--out {out} is a file. Pass a new (or empty) folder.")
+    if out.is_dir() and any(out.iterdir()):
+        raise BundleError(f"--out {out} already exists and is not empty. The bundle never overwrites files: "
+                          "pass a new folder (or empty this one yourself).")
+    if _inside(root, out):
+        raise BundleError(f"--out {out} contains the course folder itself. Pass a new folder outside it.")
+    if _inside(out, root):
+        relative = out.relative_to(root)
+        if not relative.parts or relative.parts[0] not in SAFE_INSIDE_COURSE:
+            raise BundleError(f"--out {out} is inside the course folder ({root}), among its tracked files. "
+                              f"Pass a folder outside it, or under {root / 'build'} (ignored by git).")
+    return out
+
+
+# --------------------------------------------------------------------------- build
+
+
+def build_bundle(out: Path | str, course_root: Path = ROOT, echo=print) -> Bundle:
+    """Write the learner-only bundle into ``out`` (see the module docstring). Returns what was written."""
+    from .checks import generate
+    from .checks.registry import EXERCISES
+    from .checks.tools import PRISTINE_DIR
+
+    root = Path(course_root).resolve()
+    exercises_dir = root / "exercises"
+    if not (exercises_dir / "solutions").is_dir():
+        raise BundleError(f"{exercises_dir / 'solutions'} is missing: a bundle is built from the instructor's copy "
+                          "of the course (the repository), which has the solutions to leave out.")
+    out = check_out_dir(out, root)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    except OSError as exc:
+        raise BundleError(f"Could not create {out} ({exc.strerror or exc}).") from None
+    try:
+        bundle = _fill(staging, root, exercises_dir, generate, EXERCISES, PRISTINE_DIR)
+        hits = find_solution_text(staging, solution_blocks(exercises_dir))
+        if hits:
+            listing = "\n".join(f"  {file}: {block.exercise} / {block.function}" for file, block in hits)
+            raise BundleError(f"Solution code found in the bundle, so nothing was written:\n{listing}")
+        if out.is_dir():
+            out.rmdir()  # empty (checked above); os.replace needs the name free
+        os.replace(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    bundle.path = out
+    if echo:
+        echo(f"Wrote a learner bundle to {out}: {len(bundle.notebooks)} notebooks, {len(bundle.exercises)} exercises "
+             f"(with fresh copies in exercises/{PRISTINE_DIR}/ for `exercises reset`), course_lib, docs; "
+             f"{bundle.files} files, no solutions.")
+        echo(f"Learners: cd {out} && pip install -r requirements.txt -e . && jupyter lab")
+    return bundle
+
+
+def _fill(staging: Path, root: Path, exercises_dir: Path, generate, exercises, pristine_dir: str) -> Bundle:
+    bundle = Bundle(staging)
+    for name in TOP_FILES:
+        if (root / name).is_file():
+            shutil.copy2(root / name, staging / name)
+    for folder in TOP_FOLDERS:
+        if (root / folder).is_dir():
+            extra = LEFT_OUT_DOCS if folder == "docs" else ()
+            shutil.copytree(root / folder, staging / folder, ignore=_ignore(extra))
+    bundle.notebooks = sorted(p.name for p in (staging / "notebooks").glob("*.ipynb"))
+    learner_dir = staging / "exercises"
+    (learner_dir / pristine_dir).mkdir(parents=True)
+    for name in exercises:
+        text = generate.generate_text(exercises_dir, name)
+        for target in (learner_dir / f"{name}.ipynb", learner_dir / pristine_dir / f"{name}.ipynb"):
+            target.write_text(text, encoding="utf-8")
+        bundle.exercises.append(f"{name}.ipynb")
+    (learner_dir / pristine_dir / "README.md").write_text(
+        "Fresh copies of the exercise notebooks. Do not edit them: "
+        "`python -m course_lib exercises reset ex02` copies one over your exercise, after backing yours up.\n",
+        encoding="utf-8",
+    )
+    (staging / "INSTRUCTORS.md").write_text(
+        "# Instructor guide\n\nThis is the learners' copy of the course, built with `python -m course_lib bundle`: "
+        "it has no exercise solutions and no instructor guide. Your instructor has both.\n"
+        "Start with [README.md](README.md) and `notebooks/01_why_rnns_struggle.ipynb`.\n",
+        encoding="utf-8",
+    )
+    bundle.files = sum(1 for p in staging.rglob("*") if p.is_file())
+    return bundle
+
+
+def _ignore(extra_names: tuple[str, ...]):
+    def ignore(directory, names):
+        dropped = set(IGNORED(directory, names))
+        dropped.update(name for name in names if name in extra_names)
+        return dropped
+
+    return ignore

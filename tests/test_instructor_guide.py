@@ -1,0 +1,72 @@
+"""The instructor guide covers every notebook and links the matching exercise and quiz bank; its links resolve and the
+quiz question ids it cites exist."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from course_lib.quiz import Quiz
+
+ROOT = Path(__file__).resolve().parents[1]
+GUIDE = ROOT / "INSTRUCTORS.md"
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+EXERCISES = sorted((ROOT / "exercises").glob("ex[0-9][0-9]_*.ipynb"))
+BANKS = sorted((ROOT / "course_lib" / "quiz" / "banks").glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def guide():
+    return GUIDE.read_text(encoding="utf-8")
+
+
+def links(text):
+    return set(re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text))
+
+
+def section(text, number):
+    """The guide's section for notebook ``number`` (from its ### heading to the next one)."""
+    match = re.search(rf"^### {number} · .*?(?=^### |\Z)", text, flags=re.M | re.S)
+    assert match, f"no section '### {number} · ...' in INSTRUCTORS.md"
+    return match.group(0)
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.name)
+def test_the_guide_covers_every_notebook(guide, notebook):
+    number = notebook.name[:2]
+    assert f"notebooks/{notebook.name}" in links(guide), f"the guide does not link {notebook.name}"
+    text = section(guide, number)
+    for part in ("Misconceptions to expect", "Discussion prompts", "Run live") if number != "07" else ("debrief",):
+        assert part in text, f"the section on {notebook.name} lacks '{part}'"
+    exercise = [path for path in EXERCISES if path.name.startswith(f"ex{number}_")]
+    for path in exercise:
+        assert f"exercises/{path.name}" in links(text), f"the section on {notebook.name} does not link {path.name}"
+    bank = "final.yaml" if number == "07" else f"{number}.yaml"
+    if (ROOT / "course_lib" / "quiz" / "banks" / bank).exists():
+        assert f"course_lib/quiz/banks/{bank}" in links(text), f"the section on {notebook.name} does not link {bank}"
+
+
+def test_every_exercise_and_quiz_bank_is_linked(guide):
+    linked = links(guide)
+    for path in EXERCISES:
+        assert f"exercises/{path.name}" in linked, path.name
+    for path in BANKS:
+        assert f"course_lib/quiz/banks/{path.name}" in linked, path.name
+
+
+def test_the_guide_has_the_teaching_plans_and_tools(guide):
+    for part in ("One day", "Three sessions", "exercises grade", "python -m course_lib bundle", "slides export",
+                 "jupyterlab-rise", "JupyterHub", "pip install -r requirements.txt", "quiz check"):
+        assert part in guide, part
+
+
+def test_links_resolve_and_cited_quiz_ids_exist(guide):
+    for target in links(guide):
+        if re.match(r"^[a-z]+://", target):
+            continue
+        assert (ROOT / target).exists(), f"INSTRUCTORS.md links {target}, which does not exist"
+    known = {question.id for bank in BANKS for question in Quiz.load(bank.stem).questions}
+    cited = set(re.findall(r"`((?:final-)?[a-z0-9]+(?:-[a-z0-9]+)+)`", guide))
+    cited = {name for name in cited if not name.startswith(("jupyterlab", "jupyter-"))}
+    assert cited, "the misconception tables cite quiz question ids"
+    assert cited <= known, f"quiz ids cited in INSTRUCTORS.md that no bank has: {sorted(cited - known)}"
