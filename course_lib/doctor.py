@@ -21,6 +21,8 @@ REQUIRED = [
     ("jupyterlab", "jupyterlab", "4.2", "the notebook interface"),
     ("yaml", "pyyaml", "6.0", "quiz question banks"),
     ("nbval", "nbval", "0.11", "validating notebooks"),
+    ("jupyterlab_rise", "jupyterlab-rise", "0.43", "presenting a notebook as slides (instructors)"),
+    ("jupyter_server_mathjax", "jupyter-server-mathjax", "0.2.6", "formulas in the offline slide decks"),
 ]
 
 
@@ -69,10 +71,10 @@ def run() -> int:
     for module, distribution, minimum, why in REQUIRED:
         ok, message = check_package(module, distribution, minimum)
         failures += not ok
-        print(f"  {'OK  ' if ok else 'FAIL'}  {distribution:<12} {message:<28} {why}")
+        print(f"  {'OK  ' if ok else 'FAIL'}  {distribution:<22} {message:<18} {why}")
     ok, message = widgets_status()
     failures += not ok
-    print(f"  {'OK  ' if ok else 'FAIL'}  {'widgets':<12} {message}")
+    print(f"  {'OK  ' if ok else 'FAIL'}  {'widgets':<22} {message}")
     try:
         from .reproducibility import get_device
 

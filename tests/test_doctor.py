@@ -45,3 +45,15 @@ def test_module_entry_point_exit_code():
 def test_cli_without_command_prints_help(capsys):
     assert main([]) == 2
     assert "doctor" in capsys.readouterr().out
+
+
+def test_output_piped_into_a_reader_that_stops_early_gives_no_traceback():
+    import subprocess
+    import sys
+
+    process = subprocess.Popen([sys.executable, "-m", "course_lib", "doctor"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.readline()  # read one line, like `| head -1`, then stop reading
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    process.wait(timeout=60)
+    assert "Traceback" not in stderr, stderr
