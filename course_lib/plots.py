@@ -7,6 +7,8 @@ from typing import Sequence
 import matplotlib.pyplot as plt
 import torch
 
+from ._validate import CourseInputError
+
 
 def attention_heatmap(
     weights,
@@ -25,7 +27,7 @@ def attention_heatmap(
     key_tokens = list(query_tokens if key_tokens is None else key_tokens)
     weights = torch.as_tensor(weights).detach().cpu().float()
     if weights.dim() != 2 or weights.shape != (len(query_tokens), len(key_tokens)):
-        raise ValueError(
+        raise CourseInputError(
             f"weights must be (seq_q, seq_k) = ({len(query_tokens)}, {len(key_tokens)}), got {tuple(weights.shape)}"
         )
     if ax is None:

@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
 
+from ._validate import CourseInputError
 from .attention import softmax
 from .tasks import video_search as vs
 
@@ -33,7 +34,7 @@ def search(query: str, temperature: float = 1.0) -> dict:
     ``concepts`` (what the query mentions) and ``unknown`` (words the search cannot see).
     """
     if not temperature > 0:
-        raise ValueError(f"temperature must be positive, got {temperature}")
+        raise CourseInputError(f"temperature must be positive, got {temperature}")
     query_vector = vs.encode_query(query)  # (d_k,)
     keys, values = vs.key_vectors(), vs.value_vectors()  # (num_videos, d_k), (num_videos, d_v)
     scores = keys @ query_vector  # (num_videos,)

@@ -63,7 +63,7 @@ def test_agreement_encode_decode_round_trip_and_bad_target():
     assert set(batch.targets.tolist()) <= {0, 1}
     text = agreement.sentence(batch.tokens[0])
     assert "<pad>" not in text and text.endswith("[V]")
-    with pytest.raises(ValueError, match="target"):
+    with pytest.raises(CourseInputError, match="target"):
         agreement.agreement_batch(4, torch.Generator(), target="verb")
 
 
@@ -88,7 +88,7 @@ def test_search_blends_values_and_temperature_moves_between_hard_and_uniform():
     assert torch.allclose(soft["weights"], uniform, atol=1e-2), "T → ∞ gives a uniform average"
     assert torch.allclose(sharp["output"], sharp["weights"] @ video_search.value_vectors())
     assert describe(sharp).strip(), "the playlist reads as text"
-    with pytest.raises(ValueError, match="temperature"):
+    with pytest.raises(CourseInputError, match="temperature"):
         search("cats", temperature=0)
 
 

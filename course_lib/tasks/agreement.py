@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 import torch
 
+from .._validate import CourseInputError
 from ..attention import padding_mask
 
 PAD = "<pad>"
@@ -120,11 +121,11 @@ def agreement_batch(
     clause_verb: ``"past"`` (number-neutral, "chased") or ``"progressive"`` ("was/were chasing", the pitfall)
     """
     if target not in NUM_CLASSES:
-        raise ValueError(f"target must be 'both' or 'subject', got {target!r}")
+        raise CourseInputError(f"target must be 'both' or 'subject', got {target!r}")
     if clause_verb not in ("past", "progressive"):
-        raise ValueError(f"clause_verb must be 'past' or 'progressive', got {clause_verb!r}")
+        raise CourseInputError(f"clause_verb must be 'past' or 'progressive', got {clause_verb!r}")
     if not 0.0 <= pp_prob <= 1.0:
-        raise ValueError(f"pp_prob must lie between 0 and 1, got {pp_prob}")
+        raise CourseInputError(f"pp_prob must lie between 0 and 1, got {pp_prob}")
     b = batch_size
 
     def rand_int(high):
@@ -216,7 +217,7 @@ def encode(sentences, target: str = "both") -> AgreementBatch:
     if isinstance(sentences, str):
         sentences = [sentences]
     if target not in NUM_CLASSES:
-        raise ValueError(f"target must be 'both' or 'subject', got {target!r}")
+        raise CourseInputError(f"target must be 'both' or 'subject', got {target!r}")
     tokens = torch.full((len(sentences), MAX_LEN), PAD_ID, dtype=torch.long)
     names = ("subject_pos", "clause_pos", "pp_pos", "subject_plural", "clause_plural", "pp_plural", "lengths")
     columns = {name: [] for name in names}
@@ -224,15 +225,15 @@ def encode(sentences, target: str = "both") -> AgreementBatch:
         words = text.split()
         unknown = [w for w in words if w not in WORD_TO_ID or w == PAD]
         if unknown:
-            raise ValueError(f"unknown words {unknown}; the vocabulary is agreement.VOCAB")
+            raise CourseInputError(f"unknown words {unknown}; the vocabulary is agreement.VOCAB")
         if len(words) > MAX_LEN or words[-1] != "[V]":
-            raise ValueError(f"a sentence must end with '[V]' and have at most {MAX_LEN} words: {text!r}")
+            raise CourseInputError(f"a sentence must end with '[V]' and have at most {MAX_LEN} words: {text!r}")
         offset = MAX_LEN - len(words)  # left padding
         tokens[row, offset:] = torch.tensor([WORD_TO_ID[w] for w in words])
         # (position in the padded row, 0 singular / 1 plural) of every noun, in sentence order
         nouns = [(offset + i, (WORD_TO_ID[w] - _NOUN0) % 2) for i, w in enumerate(words) if w in _NOUN_FORMS]
         if len(nouns) < 2:
-            raise ValueError(f"a sentence needs a subject and a clause noun: {text!r}")
+            raise CourseInputError(f"a sentence needs a subject and a clause noun: {text!r}")
         near = offset + words.index("near") if "near" in words else MAX_LEN
         pp = next((noun for noun in nouns[1:-1] if noun[0] > near), (-1, -1))
         for role, (position, plural) in (("subject", nouns[0]), ("clause", nouns[-1]), ("pp", pp)):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import torch
 
+from .._validate import CourseInputError
+
 NUM_KEYS = 32
 NUM_VALUES = 16
 VOCAB_SIZE = NUM_KEYS + NUM_VALUES + 1  # keys, values, and the "?" placeholder
@@ -32,7 +34,7 @@ def key_value_recall(
     in ``[0, num_values)``; query_positions ``(batch,)``, which item was asked for.
     """
     if not 1 <= num_items <= num_keys:
-        raise ValueError(f"num_items must lie between 1 and num_keys={num_keys}, got {num_items}")
+        raise CourseInputError(f"num_items must lie between 1 and num_keys={num_keys}, got {num_items}")
     keys = torch.rand(batch_size, num_keys, generator=generator).argsort(dim=1)[:, :num_items]  # distinct keys
     values = torch.randint(0, num_values, (batch_size, num_items), generator=generator)
     query_positions = torch.randint(0, num_items, (batch_size,), generator=generator)

@@ -27,6 +27,8 @@ from typing import NamedTuple, Sequence
 
 import torch
 
+from .._validate import CourseInputError
+
 
 class Video(NamedTuple):
     title: str
@@ -118,7 +120,7 @@ def value_vectors(videos: Sequence[Video] = VIDEOS) -> torch.Tensor:
     for video in videos:
         unknown = set(video.content) - set(CONTENT)
         if unknown:
-            raise ValueError(f"{video.title!r}: unknown content channels {sorted(unknown)}; use {CONTENT}")
+            raise CourseInputError(f"{video.title!r}: unknown content channels {sorted(unknown)}; use {CONTENT}")
     return torch.tensor([[video.content.get(channel, 0.0) for channel in CONTENT] for video in videos])
 
 
@@ -129,7 +131,7 @@ def playlist(weights, scores=None, titles: Sequence[str] = TITLES, top: int | No
     """
     weights = torch.as_tensor(weights, dtype=torch.float64).flatten()
     if weights.numel() != len(titles):
-        raise ValueError(f"weights must have one entry per video ({len(titles)}), got {weights.numel()}")
+        raise CourseInputError(f"weights must have one entry per video ({len(titles)}), got {weights.numel()}")
     order = torch.sort(weights, descending=True, stable=True).indices.tolist()
     scores_list = None if scores is None else torch.as_tensor(scores).flatten().tolist()
     lines = [f"rank  weight  {'score  ' if scores_list is not None else ''}title"]
