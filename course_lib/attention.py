@@ -68,8 +68,15 @@ def scaled_dot_product_attention(
     scores = (queries / math.sqrt(d_k)) @ keys.transpose(-2, -1)  # (..., seq_q, seq_k)
     if mask is not None:
         check_mask(mask, scores.shape)
-        scores.masked_fill_(~mask, float("-inf"))  # blocked keys get weight exp(-inf) = 0
-    weights = softmax(scores, dim=-1)  # (..., seq_q, seq_k)
+        blocked_rows = ~mask.any(dim=-1, keepdim=True)  # (..., seq_q, 1): a query that may attend to no key at all
+        allowed = mask | blocked_rows  # such a row gets finite scores here (no 0/0 = NaN) and zero weights below
+        # blocked keys get a score of −inf, so weight exp(−inf) = 0; adding a table of 0 and −inf broadcasts over
+        # batch and heads faster than filling the scores in place
+        scores = scores + torch.zeros(allowed.shape, dtype=scores.dtype, device=scores.device).masked_fill_(~allowed, float("-inf"))
+    # The stable softmax above (subtract the row maximum, exponentiate, normalise), which PyTorch fuses into one pass.
+    weights = torch.softmax(scores, dim=-1)  # (..., seq_q, seq_k)
+    if mask is not None and blocked_rows.any():
+        weights = weights.masked_fill(blocked_rows, 0.0)  # nothing to attend to: all-zero weights, output 0
     output = weights @ values  # (..., seq_q, d_v)
     return output, weights
 

@@ -42,9 +42,9 @@ class LayerNorm(nn.Module):
         check_tensor("x", x, f"(..., d_model={self.d_model})")
         if x.shape[-1] != self.d_model:
             raise CourseInputError(f"x must be (..., d_model={self.d_model}), got {shape_str(x.shape)}")
-        mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
-        var = x.var(dim=-1, keepdim=True, unbiased=False)  # (..., 1)
-        return self.gamma * (x - mean) / torch.sqrt(var + self.eps) + self.beta
+        centered = x - x.mean(dim=-1, keepdim=True)  # (..., d_model): x − mean(x)
+        var = (centered * centered).mean(dim=-1, keepdim=True)  # (..., 1): the biased variance, divided by d_model
+        return self.gamma * centered * torch.rsqrt(var + self.eps) + self.beta
 
     @torch.no_grad()
     def load_from_torch(self, norm: nn.LayerNorm) -> "LayerNorm":
