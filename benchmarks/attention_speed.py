@@ -24,20 +24,20 @@ def time_pair(fn_a, fn_b, repeats: int, warmup: int = 5) -> tuple[float, float, 
     """Median seconds of ``fn_a()`` and of ``fn_b()``, and the median of their per-round ratio.
 
     The two are timed in alternation, round after round, so a slow spell of the machine (another program waking
-    up) hits both alike instead of only the one that happened to be running.
+    up) hits both alike. The order swaps every round (a b, b a, a b, ...): whichever kernel runs right after the
+    other pays for the caches and threads the other left behind (measured: up to 0.8x of a call), and swapping
+    makes both pay it equally often.
     """
     with torch.inference_mode():
         for _ in range(warmup):
             fn_a()
             fn_b()
         a_samples, b_samples = [], []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            fn_a()
-            middle = time.perf_counter()
-            fn_b()
-            a_samples.append(middle - start)
-            b_samples.append(time.perf_counter() - middle)
+        for round_number in range(repeats):
+            for which in ((0, 1) if round_number % 2 == 0 else (1, 0)):
+                start = time.perf_counter()
+                (fn_a, fn_b)[which]()
+                (a_samples, b_samples)[which].append(time.perf_counter() - start)
     ratios = [a / b for a, b in zip(a_samples, b_samples)]
     return statistics.median(a_samples), statistics.median(b_samples), statistics.median(ratios)
 
