@@ -34,6 +34,14 @@ def check_tensor(name: str, value, expected: str, min_dim: int = 1, max_dim: int
     return value
 
 
+def check_features(name: str, value, size: int, expected: str, min_dim: int = 1, max_dim: int | None = None) -> torch.Tensor:
+    """Check ``value`` like ``check_tensor`` and that its last axis (the features) has ``size`` entries."""
+    check_tensor(name, value, expected, min_dim=min_dim, max_dim=max_dim)
+    if value.shape[-1] != size:
+        raise CourseInputError(f"{name} must be {expected}, got {shape_str(value.shape)}")
+    return value
+
+
 def check_positive_int(name: str, value) -> int:
     """Check that ``value`` is a positive whole number."""
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:

@@ -15,7 +15,7 @@ from typing import Callable
 import torch
 from torch import nn
 
-from ._validate import CourseInputError, check_positive_int, check_tensor, shape_str
+from ._validate import CourseInputError, check_features, check_positive_int
 from .multihead import MultiHeadAttention
 
 
@@ -39,9 +39,7 @@ class LayerNorm(nn.Module):
         self.beta = nn.Parameter(torch.zeros(d_model))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_tensor("x", x, f"(..., d_model={self.d_model})")
-        if x.shape[-1] != self.d_model:
-            raise CourseInputError(f"x must be (..., d_model={self.d_model}), got {shape_str(x.shape)}")
+        check_features("x", x, self.d_model, f"(..., d_model={self.d_model})")
         centered = x - x.mean(dim=-1, keepdim=True)  # (..., d_model): x − mean(x)
         var = (centered * centered).mean(dim=-1, keepdim=True)  # (..., 1): the biased variance, divided by d_model
         return self.gamma * centered * torch.rsqrt(var + self.eps) + self.beta
@@ -89,11 +87,15 @@ class FeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0):
         super().__init__()
+        check_positive_int("d_model", d_model)
+        check_positive_int("d_ff", d_ff)
+        self.d_model = d_model
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_features("x", x, self.d_model, f"(batch, seq, d_model={self.d_model})")
         return self.linear2(self.dropout(torch.relu(self.linear1(x))))
 
 
@@ -130,6 +132,8 @@ class TransformerEncoderBlock(nn.Module):
         return output
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        d_model = self.feed_forward.d_model
+        check_features("x", x, d_model, f"(batch, seq, d_model={d_model})", min_dim=3, max_dim=3)
         x = self.attention_residual(x, lambda h: self._attend(h, mask))  # add & norm around attention
         x = self.feed_forward_residual(x, self.feed_forward)  # add & norm around the FFN
         return x

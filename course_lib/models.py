@@ -23,6 +23,11 @@ def _embed(embedding: nn.Embedding, tokens: torch.Tensor) -> torch.Tensor:
     if not isinstance(tokens, torch.Tensor) or tokens.is_floating_point() or tokens.dim() not in (2, 3):
         got = shape_str(tokens.shape) if isinstance(tokens, torch.Tensor) else type(tokens).__name__
         raise CourseInputError(f"tokens must be integer ids (batch, seq) or (batch, seq, fields), got {got}")
+    if tokens.numel() and (tokens.min() < 0 or tokens.max() >= embedding.num_embeddings):
+        raise CourseInputError(
+            f"token ids must lie between 0 and vocab_size - 1 = {embedding.num_embeddings - 1}, "
+            f"got ids from {tokens.min().item()} to {tokens.max().item()}"
+        )
     x = embedding(tokens)  # (batch, seq, d) or (batch, seq, fields, d)
     return x.sum(dim=2) if tokens.dim() == 3 else x
 

@@ -73,3 +73,16 @@ def test_padding_mask_checks_lengths():
 
 def test_course_input_error_is_a_value_error():
     assert issubclass(CourseInputError, ValueError)
+
+
+def test_blocks_and_models_name_the_expected_width_and_vocabulary():
+    from course_lib.models import TransformerClassifier
+
+    with pytest.raises(CourseInputError, match=r"x must be \(batch, seq, d_model=8\), got \(1, 3, 6\)"):
+        cl.TransformerEncoderBlock(8, 2, 16)(torch.zeros(1, 3, 6))
+    with pytest.raises(CourseInputError, match=r"x must be \(batch, seq, d_model=8\), got \(3, 8\)"):
+        cl.TransformerEncoderBlock(8, 2, 16)(torch.zeros(3, 8))
+    with pytest.raises(CourseInputError, match=r"x must be \(batch, seq, d_model=8\), got \(1, 3, 7\)"):
+        cl.FeedForward(8, 16)(torch.zeros(1, 3, 7))
+    with pytest.raises(CourseInputError, match=r"between 0 and vocab_size - 1 = 9, got ids from 0 to 12"):
+        TransformerClassifier(10, 3)(torch.tensor([[0, 12]]))
