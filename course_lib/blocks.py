@@ -120,6 +120,7 @@ class TransformerEncoderBlock(nn.Module):
         layer_norm: bool = True,
     ):
         super().__init__()
+        self.d_model = d_model
         self.self_attention = MultiHeadAttention(d_model, num_heads)
         self.feed_forward = FeedForward(d_model, d_ff, dropout)
         self.attention_residual = Residual(d_model, norm_first, dropout, residual, layer_norm)
@@ -132,8 +133,7 @@ class TransformerEncoderBlock(nn.Module):
         return output
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        d_model = self.feed_forward.d_model
-        check_features("x", x, d_model, f"(batch, seq, d_model={d_model})", min_dim=3, max_dim=3)
+        check_features("x", x, self.d_model, f"(batch, seq, d_model={self.d_model})", min_dim=3, max_dim=3)
         x = self.attention_residual(x, lambda h: self._attend(h, mask))  # add & norm around attention
         x = self.feed_forward_residual(x, self.feed_forward)  # add & norm around the FFN
         return x
