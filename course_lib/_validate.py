@@ -9,6 +9,10 @@ from __future__ import annotations
 import torch
 
 
+class CommandError(Exception):
+    """A problem a user of ``python -m course_lib ...`` can fix; the command line prints it without a traceback."""
+
+
 class CourseInputError(ValueError):
     """Raised when an argument has the wrong type, shape or dtype. The message names the argument."""
 

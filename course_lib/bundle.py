@@ -30,6 +30,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ._validate import CommandError
+
 ROOT = Path(__file__).resolve().parents[1]
 TOP_FILES = ("README.md", "requirements.txt", "requirements-dev.txt", "pyproject.toml", "Makefile")
 TOP_FOLDERS = ("notebooks", "course_lib", "docs")
@@ -44,7 +46,7 @@ ALLOWED_REFERENCE_CODE = {
 _BLOCK = re.compile(r"^[ \t]*### BEGIN SOLUTION[ \t]*\n(.*?)\n[ \t]*### END SOLUTION", re.S | re.M)
 
 
-class BundleError(Exception):
+class BundleError(CommandError):
     """A problem the user can fix; the command line prints it without a traceback."""
 
 

@@ -5,8 +5,6 @@
 
 from __future__ import annotations
 
-import sys
-
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -22,15 +20,7 @@ def register(subparsers) -> None:
 
 
 def _bundle(args) -> int:
-    from .bundle import BundleError, build_bundle
-    from .checks.tools import ExerciseToolError
+    from .bundle import build_bundle
 
-    try:
-        build_bundle(args.out)
-    except (BundleError, ExerciseToolError) as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
-        return 2
+    build_bundle(args.out)  # a BundleError or ExerciseToolError is printed by the command line, without a traceback
     return 0

@@ -34,14 +34,22 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
+    from ._validate import CommandError
+
     try:
         return int(args.handler(args) or 0)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
     except BrokenPipeError:  # the output was piped into a program that stopped reading (e.g. `| head`)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # keep Python's exit flush quiet
         return 0
+    except CommandError as exc:  # a problem the user can fix: its message, no traceback
+        print(exc, file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file that cannot be read or written: which one and why
+        print(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 
@@ -87,25 +86,6 @@ def _usage(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
-def _friendly(action):
-    """Run an action; print a user-fixable problem as one message (no traceback) and return exit status 2."""
-
-    def wrapped(args) -> int:
-        from .checks.tools import ExerciseToolError
-
-        try:
-            return int(action(args) or 0)
-        except ExerciseToolError as exc:
-            print(exc, file=sys.stderr)
-            return 2
-        except OSError as exc:
-            print(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
-            return 2
-
-    return wrapped
-
-
-@_friendly
 def _list(args) -> int:
     from .checks import tools
 
@@ -116,7 +96,6 @@ def _list(args) -> int:
     return 0
 
 
-@_friendly
 def _reset(args) -> int:
     from .checks import tools
 
@@ -124,7 +103,6 @@ def _reset(args) -> int:
     return 0
 
 
-@_friendly
 def _progress(args) -> int:
     from .checks import tools
 
@@ -134,7 +112,6 @@ def _progress(args) -> int:
     return 0 if rows else 1
 
 
-@_friendly
 def _build(args) -> int:
     from .checks import generate, tools
 
@@ -153,7 +130,6 @@ def _build(args) -> int:
     return 0
 
 
-@_friendly
 def _grade(args) -> int:
     from .checks import tools
 

@@ -38,6 +38,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._validate import CommandError
+
 SLIDE_TYPES = ("slide", "subslide", "fragment", "-", "skip", "notes")
 TAG_TYPES = {"slide": "slide", "subslide": "subslide", "fragment": "fragment", "continue": "-", "skip": "skip", "notes": "notes"}
 NOTES_MARKER = re.compile(r"^\*\*Speaker notes[.:]?\*\*")
@@ -49,7 +51,7 @@ STATIC_DIR = "_static"
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
 
 
-class SlidesError(Exception):
+class SlidesError(CommandError):
     """A problem the user can fix; the command line prints the message without a traceback."""
 
 

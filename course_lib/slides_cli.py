@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
@@ -45,23 +44,6 @@ def register(subparsers) -> None:
     annotate.set_defaults(handler=_annotate)
 
 
-def _friendly(action):
-    def wrapped(args) -> int:
-        from .slides import SlidesError
-
-        try:
-            return int(action(args) or 0)
-        except SlidesError as exc:
-            print(exc, file=sys.stderr)
-            return 2
-        except OSError as exc:
-            print(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
-            return 2
-
-    return wrapped
-
-
-@_friendly
 def _export(args) -> int:
     from . import slides
 
@@ -73,7 +55,6 @@ def _export(args) -> int:
     return 0
 
 
-@_friendly
 def _annotate(args) -> int:
     from . import slides
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .._validate import CommandError
 from . import generate
 from .registry import EXERCISES, Exercise
 from .runner import NotebookRun, run_notebooks
@@ -23,7 +24,7 @@ from .runner import NotebookRun, run_notebooks
 OUTCOMES = ("pass", "fail", "error", "timeout", "missing")
 
 
-class ExerciseToolError(Exception):
+class ExerciseToolError(CommandError):
     """A problem the user can fix; the message says what and how."""
 
 
