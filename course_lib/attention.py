@@ -74,7 +74,10 @@ def scaled_dot_product_attention(
         # batch and heads faster than masked_fill on the scores
         scores += torch.zeros(allowed.shape, dtype=scores.dtype, device=scores.device).masked_fill_(~allowed, float("-inf"))
     # The stable softmax above (subtract the row maximum, exponentiate, normalise), which PyTorch fuses into one pass.
-    weights = torch.softmax(scores, dim=-1)  # (..., seq_q, seq_k)
+    # With no gradient to compute (inference, plots) it overwrites the scores: one (seq_q, seq_k) table in memory
+    # instead of two. Training keeps both, because the backward pass of softmax needs its output.
+    in_place = not (torch.is_grad_enabled() and any(t.requires_grad for t in (queries, keys, values)))
+    weights = torch.softmax(scores, dim=-1, out=scores if in_place else None)  # (..., seq_q, seq_k)
     if mask is not None and blocked_rows.any():
         weights = weights.masked_fill(blocked_rows, 0.0)  # nothing to attend to: all-zero weights, output 0
     output = weights @ values  # (..., seq_q, d_v)

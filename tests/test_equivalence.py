@@ -69,6 +69,28 @@ def test_sdpa_matches_torch_with_padding_mask(dtype, atol):
         assert torch.all(weights[b, :, length:] == 0), "padded keys must get zero weight"
 
 
+@pytest.mark.parametrize("dtype,atol", DTYPES)
+@pytest.mark.parametrize("masked", [False, True], ids=["no-mask", "causal"])
+def test_sdpa_training_path_matches_inference_path(dtype, atol, masked):
+    """Without gradients the softmax overwrites the scores in place; with them it must not. Both give one answer."""
+    queries, keys, values = (randn(2, 4, 6, 8, dtype=dtype, seed=s) for s in range(3))
+    mask = cl.causal_mask(6) if masked else None
+    originals = [t.clone() for t in (queries, keys, values)]
+    with torch.no_grad():
+        inference_output, inference_weights = cl.scaled_dot_product_attention(queries, keys, values, mask)
+    for tensor, original in zip((queries, keys, values), originals):
+        assert torch.equal(tensor, original), "attention must never overwrite its inputs"
+    trainable = queries.clone().requires_grad_()
+    output, weights = cl.scaled_dot_product_attention(trainable, keys, values, mask)
+    assert weights.requires_grad, "with gradients on, the weights are part of the graph"
+    assert_close(output, inference_output, atol)
+    assert_close(weights, inference_weights, atol)
+    output.sum().backward()
+    reference = trainable.detach().clone().requires_grad_()
+    F.scaled_dot_product_attention(reference, keys, values, attn_mask=mask).sum().backward()
+    assert_close(trainable.grad, reference.grad, atol)
+
+
 def test_softmax_is_stable_for_huge_scores():
     scores = torch.tensor([[1000.0, 1001.0, 1002.0], [-1000.0, 0.0, 1000.0]])
     weights = cl.softmax(scores)

@@ -19,7 +19,7 @@ MUTATIONS = {
     "no sqrt(d_k) scaling": ("attention.py", "(queries / math.sqrt(d_k)) @", "queries @"),
     "divide by d_k instead of sqrt(d_k)": ("attention.py", "(queries / math.sqrt(d_k)) @", "(queries / d_k) @"),
     "softmax without normalising": ("attention.py", "return exps / totals.clamp_min", "return exps + 0 * totals.clamp_min"),
-    "attention softmax over the query axis": ("attention.py", "weights = torch.softmax(scores, dim=-1)", "weights = torch.softmax(scores, dim=-2)"),
+    "attention softmax over the query axis": ("attention.py", "weights = torch.softmax(scores, dim=-1,", "weights = torch.softmax(scores, dim=-2,"),
     "mask filled with 0 instead of -inf": ("attention.py", 'masked_fill_(~allowed, float("-inf"))', "masked_fill_(~allowed, 0.0)"),
     "merge heads without transposing back": ("multihead.py", "return x.transpose(1, 2).reshape(batch, seq, num_heads * d_head)", "return x.reshape(batch, seq, num_heads * d_head)"),
     "sin and cos swapped": ("positions.py", "encoding[:, 0::2] = torch.sin(angles)", "encoding[:, 0::2] = torch.cos(angles)"),
