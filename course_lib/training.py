@@ -13,13 +13,31 @@ from typing import Callable
 import torch
 from torch import nn
 
+from ._validate import CourseInputError
+
 Batch = tuple
 MakeBatch = Callable[[int, torch.Generator], Batch]
 
 
+def _batch_mask(batch: Batch) -> torch.Tensor | None:
+    """The optional third item of a batch: a boolean attention mask, or None."""
+    if len(batch) < 3 or batch[2] is None:
+        return None
+    mask = batch[2]
+    if len(batch) > 3 or not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        what = f"a {mask.dtype} tensor of shape {tuple(mask.shape)}" if isinstance(mask, torch.Tensor) else type(mask).__name__
+        raise CourseInputError(
+            f"a batch must be (tokens, targets) or (tokens, targets, mask) with a boolean mask, but its third item is "
+            f"{what} ({len(batch)} items in all). If it came from a task called with return_positions=True, "
+            f"pass only the first two items: batch[:2]."
+        )
+    return mask
+
+
 def _forward(model: nn.Module, batch: Batch, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     tokens, targets = batch[0].to(device), batch[1].to(device)
-    mask = batch[2].to(device) if len(batch) > 2 and batch[2] is not None else None
+    mask = _batch_mask(batch)
+    mask = mask.to(device) if mask is not None else None
     logits = model(tokens, mask) if mask is not None else model(tokens)
     return logits, targets
 
@@ -76,7 +94,7 @@ def evaluate_accuracy(model: nn.Module, batch: Batch, chunk: int = 500) -> float
     model.eval()
     device = next(model.parameters()).device
     tokens, targets = batch[0], batch[1]
-    mask = batch[2] if len(batch) > 2 else None
+    mask = _batch_mask(batch)
     correct = 0
     for i in range(0, len(targets), chunk):
         part = (tokens[i : i + chunk], targets[i : i + chunk]) + (() if mask is None else (mask[i : i + chunk] if mask.dim() > 2 else mask,))

@@ -86,3 +86,19 @@ def test_blocks_and_models_name_the_expected_width_and_vocabulary():
         cl.FeedForward(8, 16)(torch.zeros(1, 3, 7))
     with pytest.raises(CourseInputError, match=r"between 0 and vocab_size - 1 = 9, got ids from 0 to 12"):
         TransformerClassifier(10, 3)(torch.tensor([[0, 12]]))
+
+
+def test_training_refuses_a_third_batch_item_that_is_not_a_mask():
+    from course_lib.models import TransformerClassifier
+    from course_lib.tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall
+    from course_lib.training import evaluate_accuracy, train_classifier
+
+    model = TransformerClassifier(VOCAB_SIZE, NUM_VALUES, 16, 2, 32, 1, positions="none")
+    batch = key_value_recall(10, 4, torch.Generator().manual_seed(0), return_positions=True)
+    with pytest.raises(CourseInputError, match=r"third item is a torch.int64 tensor of shape \(10,\).*batch\[:2\]"):
+        evaluate_accuracy(model, batch)
+    with pytest.raises(CourseInputError, match="return_positions=True"):
+        train_classifier(model, lambda size, generator: key_value_recall(size, 4, generator, return_positions=True), steps=1)
+    assert 0.0 <= evaluate_accuracy(model, batch[:2]) <= 1.0
+    mask = torch.ones(10, 1, 5, dtype=torch.bool)
+    assert 0.0 <= evaluate_accuracy(model, (*batch[:2], mask)) <= 1.0
