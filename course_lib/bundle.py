@@ -2,14 +2,15 @@
 
 ``build_bundle(out)`` writes into a new folder ``out``:
 
-- ``notebooks/`` (the lessons, as stored), ``course_lib/``, ``docs/`` (without the instructor guide), ``README.md``,
+- ``notebooks/`` (the lessons, as stored, minus the instructor's speaker-notes cells), ``course_lib/``, ``docs/`` (without the instructor guide), ``README.md``,
   ``requirements.txt``, ``requirements-dev.txt``, ``pyproject.toml`` and ``Makefile``, so ``pip install -r
   requirements.txt -e .`` and ``make lab`` work in it as in the repository;
 - ``exercises/exNN_*.ipynb``: the learner notebooks, generated afresh from the solutions (so a learner notebook that
   an instructor tried out in the repository is never shipped), and the same fresh copies again in
   ``exercises/pristine/``, which ``python -m course_lib exercises reset`` uses when ``solutions/`` is absent.
 
-Left out: ``exercises/solutions/``, the instructor guide (``INSTRUCTORS.md`` becomes a two-line note), ``tests/``,
+Left out: ``exercises/solutions/``, the speaker notes (markdown cells starting with ``**Speaker notes.**``; they name
+the misconceptions the quizzes test), the instructor guide (``INSTRUCTORS.md`` becomes a two-line note), ``tests/``,
 ``benchmarks/``, caches and backups. Before the bundle is moved into place, every file in it is scanned for the body
 of every solution block (the code between ``### BEGIN SOLUTION`` and ``### END SOLUTION``); a hit stops the build
 and nothing is written. Two exceptions are inherent to the course's design and named in ``ALLOWED_REFERENCE_CODE``:
@@ -66,6 +67,7 @@ class Bundle:
     path: Path
     notebooks: list[str] = field(default_factory=list)
     exercises: list[str] = field(default_factory=list)
+    speaker_notes_removed: int = 0
     files: int = 0
 
 
@@ -189,7 +191,7 @@ def build_bundle(out: Path | str, course_root: Path = ROOT, echo=print) -> Bundl
     if echo:
         echo(f"Wrote a learner bundle to {out}: {len(bundle.notebooks)} notebooks, {len(bundle.exercises)} exercises "
              f"(with fresh copies in exercises/{PRISTINE_DIR}/ for `exercises reset`), course_lib, docs; "
-             f"{bundle.files} files, no solutions.")
+             f"{bundle.files} files, no solutions, no speaker notes ({bundle.speaker_notes_removed} cells left out).")
         echo(f"Learners: cd {out} && pip install -r requirements.txt -e . && jupyter lab")
     return bundle
 
@@ -204,6 +206,8 @@ def _fill(staging: Path, root: Path, exercises_dir: Path, generate, exercises, p
             extra = LEFT_OUT_DOCS if folder == "docs" else ()
             shutil.copytree(root / folder, staging / folder, ignore=_ignore(extra))
     bundle.notebooks = sorted(p.name for p in (staging / "notebooks").glob("*.ipynb"))
+    for name in bundle.notebooks:
+        bundle.speaker_notes_removed += remove_speaker_notes(staging / "notebooks" / name)
     learner_dir = staging / "exercises"
     (learner_dir / pristine_dir).mkdir(parents=True)
     for name in exercises:
@@ -224,6 +228,24 @@ def _fill(staging: Path, root: Path, exercises_dir: Path, generate, exercises, p
     )
     bundle.files = sum(1 for p in staging.rglob("*") if p.is_file())
     return bundle
+
+
+def remove_speaker_notes(path: Path) -> int:
+    """Drop the markdown cells that start with ``**Speaker notes.**`` from the notebook at ``path``; return how many.
+
+    Only markdown cells go, so every code cell keeps its stored outputs and execution count.
+    """
+    import nbformat
+
+    from .slides import NOTES_MARKER
+
+    notebook = nbformat.read(path, as_version=4)
+    kept = [cell for cell in notebook.cells if not (cell.cell_type == "markdown" and NOTES_MARKER.match(cell.source))]
+    removed = len(notebook.cells) - len(kept)
+    if removed:
+        notebook.cells = kept
+        nbformat.write(notebook, path)
+    return removed
 
 
 def _ignore(extra_names: tuple[str, ...]):

@@ -42,7 +42,11 @@ def blocks():
 
 def test_the_bundle_has_every_notebook_and_learner_exercise(learners):
     for notebook in (ROOT / "notebooks").glob("*.ipynb"):
-        assert (learners / "notebooks" / notebook.name).read_bytes() == notebook.read_bytes(), notebook.name
+        ours, theirs = nbformat.read(notebook, as_version=4), nbformat.read(learners / "notebooks" / notebook.name, as_version=4)
+        notes = [cell for cell in ours.cells if cell.cell_type == "markdown" and cell.source.startswith("**Speaker notes.**")]
+        assert notes, f"{notebook.name}: every lesson carries speaker notes"
+        assert [cell for cell in ours.cells if cell not in notes] == theirs.cells, f"{notebook.name}: the lesson minus its speaker notes"
+        assert not any("Speaker notes" in cell.source for cell in theirs.cells), notebook.name
     for name in EXERCISES:
         learner = learners / "exercises" / f"{name}.ipynb"
         assert learner.read_text(encoding="utf-8") == generate.generate_text(ROOT / "exercises", name)
