@@ -24,11 +24,11 @@ def _batch_mask(batch: Batch) -> torch.Tensor | None:
     if len(batch) < 3 or batch[2] is None:
         return None
     mask = batch[2]
-    if len(batch) > 3 or not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
         what = f"a {mask.dtype} tensor of shape {tuple(mask.shape)}" if isinstance(mask, torch.Tensor) else type(mask).__name__
         raise CourseInputError(
-            f"a batch must be (tokens, targets) or (tokens, targets, mask) with a boolean mask, but its third item is "
-            f"{what} ({len(batch)} items in all). If it came from a task called with return_positions=True, "
+            f"a batch must be (tokens, targets) or (tokens, targets, mask, ...) with a boolean mask, but its third "
+            f"item is {what}. If it came from a task called with return_positions=True, "
             f"pass only the first two items: batch[:2]."
         )
     return mask

@@ -102,3 +102,4 @@ def test_training_refuses_a_third_batch_item_that_is_not_a_mask():
     assert 0.0 <= evaluate_accuracy(model, batch[:2]) <= 1.0
     mask = torch.ones(10, 1, 5, dtype=torch.bool)
     assert 0.0 <= evaluate_accuracy(model, (*batch[:2], mask)) <= 1.0
+    assert 0.0 <= evaluate_accuracy(model, (*batch[:2], mask, "more fields, as the agreement task's batches have")) <= 1.0
