@@ -9,7 +9,9 @@ One module per concept, in teaching order:
 - ``blocks``      notebooks 05–06: LayerNorm, residual connections, feed-forward, encoder block and stack
 
 On top of them: ``models`` (the small classifiers the notebooks train), ``tasks`` (synthetic data),
-``training`` (a seeded training loop), ``plots``, and the command line (``python -m course_lib doctor``).
+``training`` (a seeded training loop), ``plots``, ``widgets``, ``quiz`` (the self-check quizzes) and ``checks`` (the
+exercise checks). ``syllabus`` is the table of the course's notebooks and topics. Everything a learner never needs
+to read (the command line ``python -m course_lib``, slides, bundle, grading) lives in ``course_lib.tools``.
 """
 
 from .attention import causal_mask, padding_mask, scaled_dot_product_attention, softmax

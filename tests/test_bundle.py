@@ -1,7 +1,6 @@
 """The learner-only bundle: every notebook and learner exercise, no solution, `exercises reset` works inside it, and
 bad `--out` values are refused with a clear message (nothing written, nothing overwritten)."""
 
-import json
 import os
 import subprocess
 import sys
@@ -10,9 +9,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib import bundle as bundle_module
-from course_lib import cli
-from course_lib.checks import generate
+from course_lib.tools import bundle as bundle_module
+from course_lib.tools import cli
+from course_lib.tools import exercise_build as generate
 from course_lib.checks.registry import EXERCISES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +50,7 @@ def test_the_bundle_has_every_notebook_and_learner_exercise(learners):
         learner = learners / "exercises" / f"{name}.ipynb"
         assert learner.read_text(encoding="utf-8") == generate.generate_text(ROOT / "exercises", name)
         assert (learners / "exercises" / "pristine" / f"{name}.ipynb").read_bytes() == learner.read_bytes()
-    for name in ("README.md", "requirements.txt", "pyproject.toml", "course_lib/__init__.py", "course_lib/cli.py",
+    for name in ("README.md", "requirements.txt", "pyproject.toml", "course_lib/__init__.py", "course_lib/tools/cli.py",
                  "course_lib/quiz/banks/final.yaml", "docs/exercises.md", "docs/quizzes.md"):
         assert (learners / name).is_file(), name
 

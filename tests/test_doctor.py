@@ -3,8 +3,8 @@
 import subprocess
 import sys
 
-from course_lib import doctor
-from course_lib.cli import main
+from course_lib.tools import doctor
+from course_lib.tools.cli import main
 
 
 def test_doctor_passes_here_and_reports_every_package(capsys):

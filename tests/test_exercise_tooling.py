@@ -14,9 +14,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib import cli
-from course_lib.checks import EXERCISES, generate, tools
-from course_lib.checks.runner import run_notebooks
+from course_lib.tools import cli
+from course_lib.checks import EXERCISES
+from course_lib.tools import exercise_build as generate
+from course_lib.tools import exercise_files as tools
+from course_lib.tools import grading
+from course_lib.tools.notebook_runner import run_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES_DIR = ROOT / "exercises"
@@ -348,7 +351,7 @@ def test_discover_reads_both_layouts(tmp_path):
                  "dana/.ipynb_checkpoints/ex03_multi_head-checkpoint.ipynb", "dana/scratch.ipynb",
                  "eve__ex06.ipynb", "eve_ex05.ipynb"):
         (tmp_path / name).write_text("{}")
-    found, skipped = tools.discover(tmp_path)
+    found, skipped = grading.discover(tmp_path)
     assert [(s.learner, s.exercise, s.path.name) for s in found] == [
         ("dana", "ex01_rnn", "ex1_rnn.ipynb"),
         ("dana", "ex02_attention", "ex02_attention.ipynb"),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.quiz import Quiz
+from course_lib.quiz import load_bank
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "INSTRUCTORS.md"
@@ -65,7 +65,7 @@ def test_links_resolve_and_cited_quiz_ids_exist(guide):
         if re.match(r"^[a-z]+://", target):
             continue
         assert (ROOT / target).exists(), f"INSTRUCTORS.md links {target}, which does not exist"
-    known = {question.id for bank in BANKS for question in Quiz.load(bank.stem).questions}
+    known = {question.id for bank in BANKS for question in load_bank(bank.stem).questions}
     cited = set(re.findall(r"`((?:final-)?[a-z0-9]+(?:-[a-z0-9]+)+)`", guide))
     cited = {name for name in cited if not name.startswith(("jupyterlab", "jupyter-"))}
     assert cited, "the misconception tables cite quiz question ids"

@@ -31,11 +31,10 @@ from course_lib import (
     split_heads,
 )
 from course_lib._validate import CourseInputError
-from course_lib.cli import main as cli_main
+from course_lib.tools.cli import main as cli_main
 from course_lib.models import count_parameters
 from course_lib.quiz import (
     TOPICS,
-    Quiz,
     QuizAnswerError,
     QuizBankError,
     available_banks,
@@ -515,7 +514,7 @@ def test_every_numeric_answer_is_computed():
 
 # -- the engine ----------------------------------------------------------------------------------------------------
 def test_answer_formats():
-    quiz = Quiz.load("03")
+    quiz = load_bank("03")
     single = quiz.question("split-heads-shape")
     assert single.check("c").correct and single.check("C").correct and single.check("(c)").correct and single.check(2).correct
     multiple = quiz.question("heads-cost")
@@ -543,7 +542,7 @@ def test_answer_formats():
     ],
 )
 def test_unreadable_answers_are_not_attempts(question_id, answer, message):
-    quiz = Quiz.load("03")
+    quiz = load_bank("03")
     with pytest.raises(QuizAnswerError, match=message):
         quiz.check(question_id, answer)
     assert quiz.attempts(question_id) == 0 and quiz.score.answered == 0
@@ -551,11 +550,11 @@ def test_unreadable_answers_are_not_attempts(question_id, answer, message):
 
 def test_unknown_question_id_lists_the_ids():
     with pytest.raises(QuizAnswerError, match="has no question 'nope'.*split-heads-shape"):
-        Quiz.load("03").check("nope", "a")
+        load_bank("03").check("nope", "a")
 
 
 def test_score_first_try_and_topic_summary():
-    quiz = Quiz.load("final")
+    quiz = load_bank("final")
     events = []
     quiz.subscribe(lambda q, result: events.append((result.question_id, result.correct)))
     quiz.check("final-rnn-memory", 2560000)  # wrong first
@@ -578,7 +577,7 @@ def test_score_first_try_and_topic_summary():
 
 
 def test_topic_solid_when_all_right_first_try():
-    quiz = Quiz.load("final")
+    quiz = load_bank("final")
     for question in quiz.questions:
         if question.topic == "layernorm":
             quiz.check(question.id, question.answer if question.kind == "numeric" else question.correct_indices[0])
@@ -587,7 +586,7 @@ def test_topic_solid_when_all_right_first_try():
 
 
 def test_quiz_check_is_deterministic():
-    a, b = Quiz.load("02"), Quiz.load("02")
+    a, b = load_bank("02"), load_bank("02")
     assert [q.options for q in a.questions] == [q.options for q in b.questions], "options keep the bank's order"
     assert a.check("temperature", "b") == b.check("temperature", "b")
 

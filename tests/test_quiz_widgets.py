@@ -15,7 +15,7 @@ import pytest
 from IPython.core.formatters import DisplayFormatter
 from IPython.core.interactiveshell import InteractiveShell
 
-from course_lib.quiz import Quiz, QuizAnswerError, QuizBankError, show_quiz, show_summary
+from course_lib.quiz import QuizAnswerError, QuizBankError, load_bank, show_quiz, show_summary
 from course_lib.quiz.widget import QuizView
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -160,7 +160,7 @@ def test_numeric_answers():
 
 
 def test_parts_share_one_quiz_and_the_summary_follows():
-    quiz = Quiz.load("final")
+    quiz = load_bank("final")
     part1 = show_quiz(quiz, topics=["rnn_limits"], title="Part 1")
     part4 = show_quiz(quiz, topics=["layernorm"], title="Part 4")
     summary = show_summary(quiz)

@@ -8,7 +8,7 @@ In an exercise notebook::
 Every check also returns a ``CheckResult`` (``passed``, ``status``, ``message``, ``mistake``), never raises, and
 never prints the reference solution. ``MISTAKES`` is the catalogue of typical mistakes each check recognises;
 ``EXERCISES`` lists the exercise notebooks and their checks. The tools behind
-``python -m course_lib exercises build|reset|progress|grade`` live in ``generate``, ``runner`` and ``tools``.
+``python -m course_lib exercises build|reset|progress|grade`` live in ``course_lib.tools``.
 """
 
 from .attention import check_attention, check_causal_attention, check_softmax

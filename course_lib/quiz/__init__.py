@@ -4,7 +4,7 @@
     show_quiz("01")                       # the quiz of notebook 01 (widgets in Jupyter, text elsewhere)
 
     from course_lib.quiz import Quiz
-    quiz = Quiz.load("01")                # course_lib/quiz/banks/01.yaml, validated
+    quiz = load_bank("01")                # course_lib/quiz/banks/01.yaml, validated
     quiz.check("rnn-loop-bug", "a")       # Result(correct=..., feedback=..., explanation=...)
     quiz.score                            # Score(total=..., answered=..., solved=..., first_try=...)
 
@@ -15,7 +15,7 @@ The banks are YAML files in ``course_lib/quiz/banks/``; ``docs/quizzes.md`` expl
 from .errors import QuizAnswerError, QuizBankError, QuizError
 from .loader import available_banks, check_banks, load_bank, parse_bank
 from .model import Mistake, Option, Question, Quiz, Result, Score, TopicScore
-from .topics import NOTEBOOKS, TOPICS
+from ..syllabus import NOTEBOOKS, TOPICS
 
 
 def show_quiz(bank, topics=None, title=None):

@@ -20,7 +20,7 @@ import yaml
 
 from .errors import QuizBankError
 from .model import KINDS, Mistake, Option, Question, Quiz
-from .topics import NOTEBOOKS, TOPICS
+from ..syllabus import FINAL_CHECK, NOTEBOOKS, TOPICS, lessons
 
 BANKS_DIR = Path(__file__).resolve().parent / "banks"
 
@@ -167,8 +167,9 @@ class _Validator:
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             raise self.fail(question_id, f'"notebook:" must be a notebook number such as "02", got {_nice(value)}.')
         number = f"{int(value):02d}" if str(value).strip().isdigit() else str(value).strip()
-        if number not in NOTEBOOKS or number == "07":
-            raise self.fail(question_id, f'"notebook: {value}" is not one of the course notebooks 01–06.')
+        if number not in NOTEBOOKS or number == FINAL_CHECK:
+            taught = ", ".join(row.number for row in lessons())
+            raise self.fail(question_id, f'"notebook: {value}" is not one of the course notebooks that teach: {taught}.')
         return number
 
     # ---------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The quiz engine: questions, checking an answer, and score keeping. Pure Python, no widgets.
 
-    quiz = Quiz.load("01")                       # the bank course_lib/quiz/banks/01.yaml
+    quiz = load_bank("01")                       # the bank course_lib/quiz/banks/01.yaml (quiz.loader)
     result = quiz.check("rnn-loop-bug", "a")     # Result(correct, feedback, explanation)
     quiz.score                                   # Score(total=7, answered=1, solved=0, first_try=0)
 
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .errors import QuizAnswerError
-from .topics import TOPICS, notebook_label
+from ..syllabus import TOPICS, notebook_label
 
 KINDS = ("single", "multiple", "numeric")
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -238,7 +238,7 @@ class _Progress:
 class Quiz:
     """A bank of questions plus the learner's progress on them.
 
-    ``Quiz.load("01")`` reads ``course_lib/quiz/banks/01.yaml`` (or a path to any bank file) and validates it;
+    ``load_bank("01")`` (in ``quiz.loader``) reads ``course_lib/quiz/banks/01.yaml`` (or a path to any bank file) and validates it;
     a malformed bank raises ``QuizBankError`` naming the file and the question.
     """
 
@@ -250,12 +250,6 @@ class Quiz:
     intro: str = ""
     _progress: dict[str, _Progress] = field(default_factory=dict, repr=False)
     _listeners: list[Callable[["Quiz", Result], None]] = field(default_factory=list, repr=False)
-
-    @classmethod
-    def load(cls, name: str | Path) -> "Quiz":
-        from .loader import load_bank
-
-        return load_bank(name)
 
     def __post_init__(self) -> None:
         self._by_id = {question.id: question for question in self.questions}

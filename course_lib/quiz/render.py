@@ -15,7 +15,7 @@ import re
 import textwrap
 
 from .model import Question, Quiz, TopicScore, format_number, letter
-from .topics import notebook_file, notebook_label
+from ..syllabus import notebook_file, notebook_label
 
 _FENCE = re.compile(r"^```[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
 _MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.S)

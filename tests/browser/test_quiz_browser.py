@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from course_lib.quiz import Quiz
+from course_lib.quiz import load_bank
 
 NOTEBOOK = "notebooks/07_knowledge_check.ipynb"
 PARTS = 4  # show_quiz cells in the notebook
@@ -29,7 +29,7 @@ def first_sentence(text: str) -> str:
 def test_knowledge_check_in_jupyterlab(open_notebook):
     from playwright.sync_api import expect
 
-    quiz = Quiz.load("final")
+    quiz = load_bank("final")
     nb = open_notebook(NOTEBOOK)
     page, notebook = nb.page, nb.notebook
 

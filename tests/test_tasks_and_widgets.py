@@ -5,7 +5,7 @@ import torch
 
 from course_lib._validate import CourseInputError
 from course_lib.tasks import agreement, first_token, video_search
-from course_lib.video_widget import VideoSearchWidget, describe, search
+from course_lib.widgets import VideoSearchWidget, describe, search
 
 
 # --------------------------------------------------------------------------- first token (notebook 06)

@@ -31,9 +31,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._validate import CommandError
+from .._validate import CommandError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOP_FILES = ("README.md", "requirements.txt", "requirements-dev.txt", "pyproject.toml", "Makefile")
 TOP_FOLDERS = ("notebooks", "course_lib", "docs")
 LEFT_OUT_DOCS = ("instructors.md",)
@@ -78,7 +78,7 @@ def solution_blocks(exercises_dir: Path) -> list[SolutionBlock]:
     """Every marked solution block of every solution notebook."""
     import nbformat
 
-    from .checks.generate import _enclosing_function
+    from .exercise_build import _enclosing_function
 
     blocks = []
     for path in sorted((Path(exercises_dir) / "solutions").glob("ex*.ipynb")):
@@ -160,9 +160,9 @@ def check_out_dir(out: Path | str, course_root: Path = ROOT) -> Path:
 
 def build_bundle(out: Path | str, course_root: Path = ROOT, echo=print) -> Bundle:
     """Write the learner-only bundle into ``out`` (see the module docstring). Returns what was written."""
-    from .checks import generate
-    from .checks.registry import EXERCISES
-    from .checks.tools import PRISTINE_DIR
+    from . import exercise_build as generate
+    from ..checks.registry import EXERCISES
+    from .exercise_files import PRISTINE_DIR
 
     root = Path(course_root).resolve()
     exercises_dir = root / "exercises"
@@ -255,3 +255,22 @@ def _ignore(extra_names: tuple[str, ...]):
         return dropped
 
     return ignore
+
+
+# ---- the `bundle` command ---------------------------------------------------------------------------------------------
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "bundle",
+        help="instructors: write a learner-only copy of the course, without the exercise solutions",
+        description="Write a copy of the course for learners into a new folder: the notebooks, the learner exercise "
+        "notebooks (with fresh copies for `exercises reset`), course_lib, docs, README and requirements, and no "
+        "solutions (exercises/solutions/ is left out and every file is scanned for solution code). The folder must "
+        "be new or empty, and outside the course folder: nothing is ever overwritten.",
+    )
+    parser.add_argument("--out", required=True, help="a new (or empty) folder outside the course folder")
+    parser.set_defaults(handler=_bundle)
+
+
+def _bundle(args) -> int:
+    build_bundle(args.out)  # a BundleError or ExerciseToolError is printed by the command line, without a traceback
+    return 0

@@ -87,7 +87,7 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _list(args) -> int:
-    from .checks import tools
+    from . import exercise_files as tools
 
     folder = args.dir or tools.default_exercises_dir()
     for exercise in tools.EXERCISES.values():
@@ -97,14 +97,14 @@ def _list(args) -> int:
 
 
 def _reset(args) -> int:
-    from .checks import tools
+    from . import exercise_files as tools
 
     print(tools.reset(args.name, args.dir).message)
     return 0
 
 
 def _progress(args) -> int:
-    from .checks import tools
+    from . import exercise_files as tools
 
     if args.timeout <= 0 or args.jobs < 1:
         raise tools.ExerciseToolError("--timeout must be positive and --jobs at least 1.")
@@ -113,7 +113,8 @@ def _progress(args) -> int:
 
 
 def _build(args) -> int:
-    from .checks import generate, tools
+    from . import exercise_build as generate
+    from . import exercise_files as tools
 
     if args.check:
         folder = tools.require_solutions(args.dir or tools.default_exercises_dir())
@@ -131,9 +132,11 @@ def _build(args) -> int:
 
 
 def _grade(args) -> int:
-    from .checks import tools
+    from . import exercise_files as tools
 
     if args.timeout <= 0 or args.jobs < 1:
         raise tools.ExerciseToolError("--timeout must be positive and --jobs at least 1.")
-    tools.grade(Path(args.submissions), Path(args.out), timeout=args.timeout, jobs=args.jobs)
+    from . import grading
+
+    grading.grade(Path(args.submissions), Path(args.out), timeout=args.timeout, jobs=args.jobs)
     return 0

@@ -76,7 +76,7 @@ def run() -> int:
     failures += not ok
     print(f"  {'OK  ' if ok else 'FAIL'}  {'widgets':<22} {message}")
     try:
-        from .reproducibility import get_device
+        from ..reproducibility import get_device
 
         import torch
 
@@ -91,3 +91,8 @@ def run() -> int:
         return 1
     print("\nAll good: open the course with `make lab`.")
     return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("doctor", help="check packages, widgets and the torch device; exit 1 on a FAIL")
+    parser.set_defaults(handler=lambda args: run())

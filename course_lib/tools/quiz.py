@@ -46,7 +46,7 @@ def _describe(quiz) -> str:
 
 
 def _check(args) -> int:
-    from .loader import check_banks
+    from ..quiz.loader import check_banks
 
     quizzes, errors = check_banks(args.files or None)
     for quiz in quizzes:
@@ -62,8 +62,8 @@ def _check(args) -> int:
 
 
 def _list(args) -> int:
-    from .loader import available_banks, load_bank
-    from .errors import QuizBankError
+    from ..quiz.loader import available_banks, load_bank
+    from ..quiz.errors import QuizBankError
 
     status = 0
     for name in available_banks():
@@ -80,9 +80,9 @@ def _list(args) -> int:
 
 
 def _show(args) -> int:
-    from .errors import QuizBankError
-    from .loader import load_bank
-    from .render import quiz_text
+    from ..quiz.errors import QuizBankError
+    from ..quiz.loader import load_bank
+    from ..quiz.render import quiz_text
 
     try:
         quiz = load_bank(args.bank)

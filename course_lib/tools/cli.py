@@ -12,11 +12,11 @@ import os
 import sys
 
 COMMAND_MODULES = [
-    "course_lib.doctor_cli",
-    "course_lib.exercises_cli",
-    "course_lib.quiz.cli",
-    "course_lib.slides_cli",
-    "course_lib.bundle_cli",
+    "course_lib.tools.doctor",
+    "course_lib.tools.exercises",
+    "course_lib.tools.quiz",
+    "course_lib.tools.slides",
+    "course_lib.tools.bundle",
 ]
 
 
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
-    from ._validate import CommandError
+    from .._validate import CommandError
 
     try:
         return int(args.handler(args) or 0)

@@ -1,0 +1,13 @@
+"""The course's machinery, which a learner never needs to read: ``python -m course_lib <command>``.
+
+- ``cli``              the dispatcher: one module per command, listed in ``cli.COMMAND_MODULES``
+- ``doctor``           ``doctor``: is this machine ready for the course?
+- ``quiz``             ``quiz check | show | stats``: validate and print the question banks
+- ``exercises``        ``exercises list | reset | progress | build | grade``, backed by
+  ``exercise_files`` (names, folders, reset with backups, progress), ``exercise_build`` (learner notebooks from the
+  solutions), ``notebook_runner`` (run notebooks headless) and ``grading`` (a class's score table)
+- ``slides``           ``slides export | annotate``: offline reveal.js decks from the notebooks (assets in ``slides_assets/``)
+- ``bundle``           ``bundle``: a learner-only copy of the course
+
+The learner's library (``course_lib`` itself) never imports from here; a test keeps it so.
+"""

@@ -1,0 +1,163 @@
+"""The package's shape: no import circles, concepts apart from tools, and one table of the course that matches disk.
+
+The import graph is read from the source (``ast``), so a lazy import inside a function counts as much as one at the
+top of a module: a circle hidden in a function is still a circle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from course_lib import syllabus
+from course_lib.checks import EXERCISES
+from course_lib.quiz import available_banks
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "course_lib"
+
+# What a learner reads next to a notebook; they depend on torch, on _validate and on each other in teaching order.
+CONCEPTS = ["recurrent", "attention", "multihead", "positions", "blocks", "decoder"]
+# What the concepts may import from course_lib, besides earlier concepts.
+CONCEPT_HELPERS = {"course_lib._validate", "course_lib.reproducibility"}
+FORBIDDEN_IN_CONCEPTS = ("matplotlib", "ipywidgets", "IPython", "yaml", "nbformat", "nbclient")
+
+
+def module_name(path: Path, package_root: Path) -> str:
+    parts = list(path.relative_to(package_root.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(package_root: Path) -> dict[str, set[str]]:
+    """``{module: {modules of the same package it imports}}``, for every ``.py`` file under ``package_root``."""
+    files = {module_name(path, package_root): path for path in package_root.rglob("*.py")}
+    top = package_root.name
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        is_package = path.name == "__init__.py"
+        here = name if is_package else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base_parts = here.split(".")
+                    base_parts = base_parts[: len(base_parts) - (node.level - 1)]
+                    base = ".".join(base_parts + ([node.module] if node.module else []))
+                else:
+                    base = node.module or ""
+                # `from . import sibling` imports the module sibling; `from .x import name` imports x
+                targets.update(f"{base}.{alias.name}" if f"{base}.{alias.name}" in files else base for alias in node.names)
+        graph[name] = {target for target in targets if target in files and target != name and target.startswith(top)}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+GRAPH = import_graph(PACKAGE)
+
+
+def test_course_lib_has_no_import_circle():
+    assert import_cycles(GRAPH) == [], "import circles inside course_lib (break them by moving code, not by lazy imports)"
+
+
+def test_the_circle_detector_finds_a_circle(tmp_path):
+    package = tmp_path / "demo"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from .sub import b\n")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "b.py").write_text("def f():\n    from ..a import g  # a lazy import is still an edge\n")
+    (package / "c.py").write_text("from . import a\n")
+    graph = import_graph(package)
+    assert graph["demo.c"] == {"demo.a"}
+    assert import_cycles(graph) == [["demo.a", "demo.sub.b"]]
+
+
+@pytest.mark.parametrize("concept", [name for name in CONCEPTS if (PACKAGE / f"{name}.py").exists()])
+def test_concept_modules_depend_only_on_earlier_concepts(concept):
+    name = f"course_lib.{concept}"
+    earlier = {f"course_lib.{other}" for other in CONCEPTS[: CONCEPTS.index(concept)]}
+    outside = GRAPH[name] - earlier - CONCEPT_HELPERS
+    assert not outside, f"{name} imports {sorted(outside)}: a concept module reads like the maths and leans on nothing else"
+    source = (PACKAGE / f"{concept}.py").read_text(encoding="utf-8")
+    for library in FORBIDDEN_IN_CONCEPTS:
+        assert f"import {library}" not in source and f"from {library}" not in source, f"{name} imports {library}"
+
+
+def test_only_the_tools_import_the_tools():
+    for module, targets in GRAPH.items():
+        if module.startswith("course_lib.tools") or module == "course_lib.__main__":
+            continue
+        tools = sorted(target for target in targets if target.startswith("course_lib.tools"))
+        assert not tools, f"{module} imports {tools}: the learner's library never reaches into course_lib.tools"
+
+
+def test_the_learner_room_holds_no_command_line():
+    top_level = sorted(path.stem for path in PACKAGE.glob("*.py"))
+    for stem in top_level:
+        assert not stem.endswith("_cli") and stem not in {"cli", "doctor", "slides", "bundle"}, (
+            f"course_lib/{stem}.py is a tool; it belongs in course_lib/tools/"
+        )
+
+
+# ------------------------------------------------------------------------------------- the syllabus and the disk
+
+
+def test_every_notebook_on_disk_is_in_the_syllabus_and_back():
+    on_disk = sorted(path.name for path in (ROOT / "notebooks").glob("*.ipynb"))
+    assert on_disk == sorted(row.file for row in syllabus.COURSE)
+    assert [row.number for row in syllabus.COURSE] == sorted(row.number for row in syllabus.COURSE), "teaching order"
+    for row in syllabus.COURSE:
+        assert row.file.startswith(f"{row.number}_"), row
+
+
+def test_the_syllabus_names_real_modules_exercises_and_banks():
+    assert {row.exercise for row in syllabus.COURSE if row.exercise} == set(EXERCISES)
+    for row in syllabus.COURSE:
+        if row.module:
+            assert (PACKAGE / f"{row.module}.py").exists(), row
+        if row.exercise:
+            assert (ROOT / "exercises" / "solutions" / f"{row.exercise}.ipynb").exists(), row
+        if row.quiz:
+            assert row.quiz in available_banks(), row
+    assert syllabus.FINAL_CHECK in syllabus.NOTEBOOKS
+    assert syllabus.notebook("02").title == syllabus.NOTEBOOKS["02"][1]
+    with pytest.raises(KeyError, match="known"):
+        syllabus.notebook("99")
