@@ -9,7 +9,7 @@ PORT   ?= 8888
 # JupyterLab refuses to run as root unless told to (containers, CI); an ordinary user never needs it.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install install-dev lab test doctor slides benchmark clean-venv
+.PHONY: install install-dev lab test lint format doctor slides benchmark clean-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,15 @@ OFFLINE_RUN := $(if $(OFFLINE),$(OFFLINE) sh -c 'ip link set lo up && COURSE_OFF
 
 test: install-dev
 	$(OFFLINE_RUN) $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# One lint and one format for the code and the notebooks (ruff reads .ipynb natively); settings in pyproject.toml
+lint: install-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install-dev
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
 
 # One offline reveal.js deck per notebook in slides/ (reveal.js and MathJax copied into slides/_static/)
 slides: install

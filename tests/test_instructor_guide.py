@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from course_lib import syllabus
 from course_lib.quiz import load_bank
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "INSTRUCTORS.md"
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = [ROOT / "notebooks" / row.file for row in syllabus.COURSE]
 EXERCISES = sorted((ROOT / "exercises").glob("ex[0-9][0-9]_*.ipynb"))
 BANKS = sorted((ROOT / "course_lib" / "quiz" / "banks").glob("*.yaml"))
 
@@ -34,15 +35,16 @@ def section(text, number):
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.name)
 def test_the_guide_covers_every_notebook(guide, notebook):
     number = notebook.name[:2]
+    row = syllabus.notebook(number)
     assert f"notebooks/{notebook.name}" in links(guide), f"the guide does not link {notebook.name}"
     text = section(guide, number)
-    for part in ("Misconceptions to expect", "Discussion prompts", "Run live") if number != "07" else ("debrief",):
+    parts = ("debrief",) if number == syllabus.FINAL_CHECK else ("Misconceptions to expect", "Discussion prompts", "Run live")
+    for part in parts:
         assert part in text, f"the section on {notebook.name} lacks '{part}'"
-    exercise = [path for path in EXERCISES if path.name.startswith(f"ex{number}_")]
-    for path in exercise:
-        assert f"exercises/{path.name}" in links(text), f"the section on {notebook.name} does not link {path.name}"
-    bank = "final.yaml" if number == "07" else f"{number}.yaml"
-    if (ROOT / "course_lib" / "quiz" / "banks" / bank).exists():
+    if row.exercise:
+        assert f"exercises/{row.exercise}.ipynb" in links(text), f"the section on {notebook.name} does not link {row.exercise}"
+    if row.quiz:
+        bank = f"{row.quiz}.yaml"
         assert f"course_lib/quiz/banks/{bank}" in links(text), f"the section on {notebook.name} does not link {bank}"
 
 

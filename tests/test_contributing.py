@@ -1,0 +1,131 @@
+"""CONTRIBUTING.md's "Add a notebook" walk-through, followed end to end in a copy of the repository.
+
+The syllabus row and the quiz bank are the code blocks of CONTRIBUTING.md itself, so the page cannot drift from
+what works. In the copy, the new notebook must be picked up by everything that reads the syllabus: the quiz bank
+check, the slide decks, the layout and notebook-structure tests, and nbval.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+GUIDE = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+SECTION = GUIDE.split("## Add a notebook", 1)[1].split("\n## ", 1)[0]
+
+
+def code_block(language: str) -> str:
+    """The first ```language block of the walk-through, dedented."""
+    match = re.search(rf"^( *)```{language}\n(.*?)^\1```", SECTION, flags=re.M | re.S)
+    assert match, f"CONTRIBUTING.md's walk-through has no ```{language} block"
+    indent = len(match.group(1))
+    return "\n".join(line[indent:] for line in match.group(2).splitlines()) + "\n"
+
+
+def new_notebook(number: str, title: str) -> nbformat.NotebookNode:
+    """A small notebook that follows the course standard (what step 1 asks for)."""
+    cells = [
+        nbformat.v4.new_markdown_cell(
+            f"# {number} · {title}\n\n**What you will learn.** Where the keys and values come from.\n\n"
+            "**Prerequisites.** Notebook 02.\n\n**Estimated time.** 10–15 minutes."
+        ),
+        nbformat.v4.new_code_cell("import torch\n\nfrom course_lib import scaled_dot_product_attention, set_seed"),
+        nbformat.v4.new_markdown_cell("## Queries from one sequence, keys and values from another"),
+        nbformat.v4.new_code_cell(
+            "set_seed(0)\n"
+            "decoder_states = torch.randn(1, 3, 8)  # (batch, seq_q, d_model)\n"
+            "encoder_states = torch.randn(1, 5, 8)  # (batch, seq_k, d_model)\n"
+            "output, weights = scaled_dot_product_attention(decoder_states, encoder_states, encoder_states)\n"
+            "assert weights.shape == (1, 3, 5), 'one row per decoder position, one column per encoder position'\n"
+            "print(tuple(weights.shape))"
+        ),
+        nbformat.v4.new_markdown_cell("## Summary\n\nEach decoder position reads the whole encoder sequence."),
+        nbformat.v4.new_markdown_cell("## Check your understanding"),
+        nbformat.v4.new_code_cell(f'from course_lib.quiz import show_quiz\n\nshow_quiz("{number}")'),
+    ]
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return notebook
+
+
+@pytest.fixture(scope="module")
+def copy(tmp_path_factory) -> Path:
+    target = tmp_path_factory.mktemp("contributing") / "course"
+    ignore = shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info", "test-output", "backups", "slides")
+    for name in ("course_lib", "notebooks", "exercises", "tests", "docs"):
+        shutil.copytree(ROOT / name, target / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md", "INSTRUCTORS.md", "CONTRIBUTING.md"):
+        shutil.copy2(ROOT / name, target / name)
+    return target
+
+
+def run(copy: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(copy)}  # the copy's course_lib wins over the installed one
+    return subprocess.run(
+        [sys.executable, *args], cwd=copy, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+@pytest.mark.slow
+def test_adding_a_notebook_as_contributing_md_says(copy):
+    number, title = "09", "Cross-attention"
+    row = code_block("python")
+    assert f'Notebook("{number}"' in row, "the example row is the one this test adds"
+
+    # step 1: the notebook
+    path = copy / "notebooks" / f"{number}_cross_attention.ipynb"
+    nbformat.write(new_notebook(number, title), path)
+
+    # step 2: its row in the syllabus, at the end of COURSE
+    syllabus = copy / "course_lib" / "syllabus.py"
+    text = syllabus.read_text(encoding="utf-8")
+    end = text.index("\n)\n", text.index("COURSE: tuple[Notebook, ...] = ("))
+    syllabus.write_text(text[:end] + "\n    " + row.strip() + text[end:], encoding="utf-8")
+
+    # step 4: its quiz bank
+    (copy / "course_lib" / "quiz" / "banks" / f"{number}.yaml").write_text(code_block("yaml"), encoding="utf-8")
+    checked = run(copy, "-m", "course_lib", "quiz", "check")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert f"{number}.yaml" in checked.stdout
+
+    # step 5: slides and the guide's section
+    annotated = run(copy, "-m", "course_lib", "slides", "annotate", str(path))
+    assert annotated.returncode == 0, annotated.stdout + annotated.stderr
+    guide = copy / "INSTRUCTORS.md"
+    guide.write_text(guide.read_text(encoding="utf-8") + "\n" + code_block("markdown"), encoding="utf-8")
+
+    # step 6: execute it, as the page's command does
+    executed = run(
+        copy, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--inplace",
+        "--ExecutePreprocessor.store_widget_state=False", str(path),
+    )  # fmt: skip
+    assert executed.returncode == 0, executed.stderr[-2000:]
+
+    # everything that reads the syllabus sees the new notebook
+    seen = run(
+        copy, "-c",
+        "from course_lib import syllabus; from course_lib.tools import slides; import course_lib;"
+        "print(course_lib.__file__); print(syllabus.notebook_label('09'));"
+        "print([p.name for p in slides.course_notebooks()][-1])",
+    )  # fmt: skip
+    assert seen.returncode == 0, seen.stderr
+    lines = seen.stdout.splitlines()
+    assert lines[0].startswith(str(copy)), "the test must import the copy's course_lib"
+    assert lines[1] == f"{number} · {title}" and lines[2] == path.name
+
+    # step 7: verify, with the copy's own tests
+    verified = run(
+        copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_layout.py", "tests/test_notebook_structure.py",
+        "tests/test_instructor_guide.py", str(path.relative_to(copy)),
+    )  # fmt: skip
+    assert verified.returncode == 0, verified.stdout[-3000:]
+    assert f"test_lesson_follows_the_course_standard[{path.name}]" not in verified.stdout  # quiet on success
+    assert re.search(r"\d+ passed", verified.stdout)
