@@ -7,6 +7,8 @@ Learner signatures:
     causal_attention(queries, keys, values) -> output          the same, position i only sees keys 0..i
 
 References: ``course_lib.softmax``, ``course_lib.scaled_dot_product_attention`` and ``course_lib.causal_mask``.
+``softmax`` is tested on every input form its docstring promises, ``(..., seq_k)``: 1-D to 4-D. When no catalogued
+mistake explains a wrong attention output, ``trace.attention_stages`` says which step went wrong first.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import torch
 
 from ..attention import causal_mask, scaled_dot_product_attention
 from ..attention import softmax as reference_softmax
-from .core import Case, CheckResult, CheckSpec, Mistake, TensorOut, generator, randn, run_check, same
+from . import trace
+from .core import Case, CheckResult, CheckSpec, Mistake, TensorOut, explains, generator, randn, run_check
 
 # --------------------------------------------------------------------------- softmax
 
@@ -29,6 +32,10 @@ def _softmax_case(kind: str, seed: int):
             scores = randn(gen, 2, 3, 5, scale=2.0)
         elif kind == "2d":
             scores = randn(gen, 4, 7, scale=2.0)
+        elif kind == "1d":
+            scores = randn(gen, 6, scale=2.0)
+        elif kind == "4d":
+            scores = randn(gen, 2, 2, 3, 4, scale=2.0)
         elif kind == "large":
             # rows far above and far below zero: exp overflows (naive) or underflows (global max)
             offsets = torch.tensor([1000.0, -1000.0, 0.0]).repeat(2).reshape(2, 3, 1)
@@ -56,7 +63,8 @@ def softmax_dim0(scores):
 
 def _wrong_axis_probe(value, args) -> bool:
     (scores,) = args
-    return any(same(value, torch.softmax(scores, dim=d)) for d in range(scores.dim() - 1))
+    expected = torch.softmax(scores, dim=-1)
+    return any(explains(value, torch.softmax(scores, dim=d), expected) for d in range(scores.dim() - 1))
 
 
 def softmax_not_normalised(scores):
@@ -99,9 +107,9 @@ SOFTMAX_MISTAKES = [
     Mistake(
         "no_max_subtraction",
         "the row maximum is not subtracted before exp, so exp overflows on large scores",
-        "exp(1000) is inf in float32, and inf / inf is NaN. Subtract each row's maximum first: "
-        "scores - scores.amax(dim=-1, keepdim=True). The shift cancels in the ratio, so the result is unchanged, "
-        "but the largest exponent is now exp(0) = 1.",
+        "exp(1000) is inf in float32, and inf / inf is NaN. Subtract each row's maximum before exp (amax over the "
+        "last axis, with keepdim=True so that it broadcasts). The shift cancels in the ratio, so the result is "
+        "unchanged, but the largest exponent is now exp(0) = 1.",
         softmax_naive,
     ),
     Mistake(
@@ -162,7 +170,8 @@ def _softmax_diagnose(value, expected, args) -> str | None:
         return None
     sums = value.double().sum(dim=-1)
     if not torch.allclose(sums, torch.ones_like(sums), atol=1e-4):
-        return f"Every row (along the last axis) should sum to 1; yours sum to between {float(sums.min()):.3g} and {float(sums.max()):.3g}."
+        off = float((sums - 1).abs().nan_to_num(nan=math.inf).max())
+        return f"Every row (along the last axis) should sum to 1; yours sum to between {float(sums.min()):.6g} and {float(sums.max()):.6g} (up to {off:.2g} away from 1)."
     if bool((value < 0).any()):
         return "Softmax weights are never negative, but some of yours are."
     return None
@@ -176,12 +185,15 @@ SOFTMAX_SPEC = CheckSpec(
     cases=[
         Case("a batch of scores", _softmax_case("3d", 201)),
         Case("2-D scores", _softmax_case("2d", 202)),
+        Case("one row of scores (seq_k,)", _softmax_case("1d", 205)),
+        Case("4-D scores (batch, heads, seq_q, seq_k)", _softmax_case("4d", 206)),
         Case("scores around ±1000", _softmax_case("large", 203)),
         Case("scores with -inf where a mask blocks", _softmax_case("masked", 204)),
     ],
     mistakes=SOFTMAX_MISTAKES,
     success="Rows sum to 1, scores of ±1000 do not overflow, and -inf gets weight 0.",
     diagnose=_softmax_diagnose,
+    reference=lambda scores: reference_softmax(scores, dim=-1),
 )
 
 
@@ -240,8 +252,9 @@ def attention_scale_by_seq_k(queries, keys, values):
 def _wrong_dimension_probe(value, args) -> bool:
     queries, keys, values = args
     d_k = queries.shape[-1]
+    expected = _attend(queries, keys, values)
     return any(
-        size != d_k and same(value, _attend(queries, keys, values, scale=math.sqrt(size)))
+        size != d_k and explains(value, _attend(queries, keys, values, scale=math.sqrt(size)), expected)
         for size in (values.shape[-1], keys.shape[-2], queries.shape[-2])
     )
 
@@ -252,7 +265,8 @@ def attention_softmax_over_queries(queries, keys, values):
 
 def _attention_axis_probe(value, args) -> bool:
     queries, keys, values = args
-    return any(same(value, _attend(queries, keys, values, softmax_dim=d)) for d in range(queries.dim() - 1))
+    expected = _attend(queries, keys, values)
+    return any(explains(value, _attend(queries, keys, values, softmax_dim=d), expected) for d in range(queries.dim() - 1))
 
 
 def attention_keys_not_transposed(queries, keys, values):
@@ -283,7 +297,7 @@ ATTENTION_MISTAKES = [
     Mistake(
         "no_scaling",
         "the scores are not divided by √d_k",
-        "Divide the scores Q Kᵀ by math.sqrt(d_k), with d_k = queries.shape[-1]. Without it, the dot products grow "
+        "Divide the scores Q Kᵀ by √d_k, where d_k is the size of the last axis of the queries. Without it, the dot products grow "
         "with d_k and the softmax saturates: almost all the weight lands on one key and the gradients vanish.",
         attention_no_scaling,
     ),
@@ -297,7 +311,7 @@ ATTENTION_MISTAKES = [
     Mistake(
         "scale_by_wrong_size",
         "the scores are scaled by the square root of the wrong size",
-        "d_k is the length of each query and key vector: d_k = queries.shape[-1]. Not the size of the values, not "
+        "d_k is the length of each query and key vector, the last axis of queries and keys. Not the size of the values, not "
         "the number of positions.",
         attention_scale_by_d_v,
         variants=(attention_scale_by_seq_k,),
@@ -321,7 +335,7 @@ ATTENTION_MISTAKES = [
     Mistake(
         "returns_weights",
         "you return the attention weights instead of the weighted sum of the values",
-        "The weights (…, seq_q, seq_k) say how much each query takes from each key. The output is weights @ values, "
+        "The weights (…, seq_q, seq_k) say how much each query takes from each key. The output is the weighted sum of the value rows, "
         "(…, seq_q, d_v).",
         attention_returns_weights,
     ),
@@ -346,7 +360,7 @@ ATTENTION_MISTAKES = [
 def _attention_diagnose(value, expected, args) -> str | None:
     queries, keys, values = args
     if isinstance(value, torch.Tensor) and tuple(value.shape) == tuple(queries.shape[:-1]) + (keys.shape[-2],):
-        return "Your output has the shape of the weights (…, seq_q, seq_k); the output should be weights @ values."
+        return "Your output has the shape of the weights (…, seq_q, seq_k); the output is the weighted sum of the value rows."
     return None
 
 
@@ -362,6 +376,8 @@ ATTENTION_SPEC = CheckSpec(
     mistakes=ATTENTION_MISTAKES,
     success="softmax(Q Kᵀ / √d_k) V, with the softmax over the keys.",
     diagnose=_attention_diagnose,
+    stages=lambda function, args, expected: trace.attention_stages(function, args, expected),
+    reference=lambda queries, keys, values: scaled_dot_product_attention(queries, keys, values)[0],
 )
 
 
@@ -469,7 +485,7 @@ CAUSAL_MISTAKES = [
     Mistake(
         "no_scaling",
         "the mask is right but the scores are not divided by √d_k",
-        "Scale as in attention(): scores = queries @ keys.transpose(-2, -1) / math.sqrt(d_k), then mask, then softmax.",
+        "Scale the scores as in attention() (by √d_k), then mask, then softmax.",
         causal_no_scaling,
     ),
     Mistake(
@@ -510,6 +526,8 @@ CAUSAL_SPEC = CheckSpec(
     mistakes=CAUSAL_MISTAKES,
     success="Every position attends to itself and the past only, with weights that sum to 1.",
     diagnose=_causal_diagnose,
+    stages=lambda function, args, expected: trace.attention_stages(function, args, expected, causal=True),
+    reference=lambda queries, keys, values: scaled_dot_product_attention(queries, keys, values, causal_mask(queries.shape[-2]))[0],
 )
 
 

@@ -3,15 +3,25 @@
 A check runs the learner's function on a few seeded inputs and compares the result with ``course_lib``'s
 reference. When the result is wrong it runs the check's catalogue of typical mistakes (known-buggy versions of
 the reference, or targeted probes) on the same inputs: a learner whose output equals a buggy version gets the
-hint written for exactly that mistake. Everything the learner's function does (raise, hang on to NumPy, return
-junk, change its inputs in place) becomes a message: a check never raises (except ``KeyboardInterrupt``, so the
-stop button still works) and never prints the reference solution.
+hint written for exactly that mistake, but only when that buggy version differs from the reference on this test
+and equals the learner's output to the same tolerance a pass needs (a mistake that explains the output). Otherwise
+the message says what is measurably wrong: which axes and positions differ and by how much, and for attention which
+step went wrong first (``trace``). Once the values are right, the gradients are compared too (a layer must train:
+a ``.detach()`` or ``torch.no_grad()`` that cuts the graph fails). Everything the learner's function does (raise,
+loop forever, hang on to NumPy, return junk, change its inputs in place) becomes a message: a check never raises
+(except ``KeyboardInterrupt``, so the stop button still works), stops a call after ``TIME_LIMIT`` seconds, and never
+prints the reference solution.
 """
 
 from __future__ import annotations
 
+import inspect
+import math
+import signal
 import sys
 import sysconfig
+import threading
+import time
 import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -20,15 +30,20 @@ from typing import Any, Callable, Sequence
 import torch
 
 PASSED, FAILED, ERROR, NOT_IMPLEMENTED, MISSING = "passed", "failed", "error", "not_implemented", "missing"
-ICONS = {PASSED: "✅", FAILED: "❌", ERROR: "❌", NOT_IMPLEMENTED: "⏳", MISSING: "❌"}
+TIMEOUT = "timeout"
+ICONS = {PASSED: "✅", FAILED: "❌", ERROR: "❌", NOT_IMPLEMENTED: "⏳", MISSING: "❌", TIMEOUT: "⌛"}
+
+#: Seconds one call of the learner's function may take before the check stops it (the solutions take milliseconds).
+TIME_LIMIT = 5.0
 
 
 @dataclass
 class CheckResult:
     """What a check found. ``passed`` is True only when every test passed; ``message`` is what was printed.
 
-    status: ``"passed"``, ``"failed"`` (wrong result), ``"error"`` (your function raised),
-    ``"not_implemented"`` (still the stub) or ``"missing"`` (no such function, used by the grading tools).
+    status: ``"passed"``, ``"failed"`` (wrong result), ``"error"`` (your function raised), ``"timeout"`` (it did not
+    finish within ``TIME_LIMIT`` seconds), ``"not_implemented"`` (still the stub) or ``"missing"`` (no such function,
+    used by the grading tools).
     mistake: the catalogue key of the typical mistake that was recognised, if any.
     """
 
@@ -101,7 +116,15 @@ class TupleOut:
 
 @dataclass
 class CheckSpec:
-    """Everything one check needs. ``diagnose(output, expected, args)`` may add a hint for an unrecognised error."""
+    """Everything one check needs.
+
+    diagnose(output, expected, args):  may add a hint for an error no catalogued mistake explains.
+    stages(function, args, expected):  may say which step of the computation went wrong first (see ``trace``).
+    reference(*args):                  course_lib's computation with the learner's signature, differentiable in the
+                                       tensor arguments; when given, a result with the right values must also have
+                                       the right gradients.
+    gradient_hint / gradient_diagnose(learner_grads, reference_grads, args): what to say when they differ.
+    """
 
     name: str
     function: str
@@ -111,11 +134,13 @@ class CheckSpec:
     mistakes: list[Mistake]
     success: str
     diagnose: Callable[[Any, Any, tuple], str | None] | None = None
+    stages: Callable[[Callable, tuple, Any], str | None] | None = None
+    reference: Callable[..., Any] | None = None
+    gradient_hint: str = ""
+    gradient_diagnose: Callable[[dict, dict, tuple], str | None] | None = None
     dtype_hint: str = ""
     atol: float = 1e-5
     rtol: float = 1e-4
-    mistake_atol: float = 1e-4
-    mistake_rtol: float = 1e-3
     extra: dict = field(default_factory=dict)
 
 
@@ -158,11 +183,17 @@ def _evaluate(spec: CheckSpec, function: Any) -> CheckResult:
     for number, case in enumerate(spec.cases, 1):
         args, expected = case.build()
         where = f"In test {number} of {total} ({case.label}), called with {_call_text(spec, args)}."
+        if number == 1:
+            mismatch = _signature_mismatch(spec, function, args)
+            if mismatch:
+                return _result(spec, ERROR, mismatch, f"Keep the signature from the exercise: {spec.function}({', '.join(spec.arg_names)}).", "signature")
         learner_args, before = _clone(args), _clone(args)
         try:
-            value = function(*learner_args)
+            value = call_with_time_limit(function, learner_args)
         except KeyboardInterrupt:
             raise
+        except TimeLimitExceeded as exc:
+            return _timed_out(spec, exc, where)
         except BaseException as exc:
             if _is_stub(exc):
                 return _not_implemented(spec, exc)
@@ -182,9 +213,209 @@ def _evaluate(spec: CheckSpec, function: Any) -> CheckResult:
                 where=where,
             )
         verdict = _judge(spec, value, expected, args)
+        if verdict is not None and verdict.mistake in (None, "wrong_values", "wrong_shape", "not_finite") and spec.stages is not None:
+            steps = _stage_text(spec, function, args, expected)
+            if steps:
+                verdict.hint = steps + (" " + verdict.hint if verdict.mistake != "wrong_values" else "")
         if verdict is not None:
             return _result(spec, verdict.status, verdict.text, verdict.hint, verdict.mistake, where=where)
+    if spec.reference is not None:
+        for number, case in enumerate(spec.cases, 1):
+            args, _ = case.build()
+            where = f"In test {number} of {total} ({case.label}), called with {_call_text(spec, args)}."
+            verdict = _gradient_verdict(spec, function, args)
+            if verdict is not None:
+                return _result(spec, verdict.status, verdict.text, verdict.hint, verdict.mistake, where=where)
     return CheckResult(spec.name, True, PASSED, f"{ICONS[PASSED]} {spec.name}: all {total} tests passed. {spec.success}")
+
+
+def _signature_mismatch(spec: CheckSpec, function: Any, args: tuple) -> str | None:
+    """Does ``function`` accept the check's arguments at all? (A TypeError raised inside it is another matter.)"""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # builtins and some callables have no signature: just call them
+        return None
+    try:
+        signature.bind(*args)
+    except TypeError as exc:
+        return (
+            f"your function cannot be called as {spec.function}({', '.join(spec.arg_names)}): {_safe_str(exc)} "
+            f"(it is defined as {spec.function}{_shorten(str(signature), 120)})."
+        )
+    return None
+
+
+def _stage_text(spec: CheckSpec, function: Any, args: tuple, expected: Any) -> str:
+    try:
+        text = spec.stages(function, _clone(args), expected)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        return ""
+    return text or ""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A time limit for one call of the learner's function
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class TimeLimitExceeded(BaseException):
+    """Raised inside the learner's function when it runs longer than the time limit.
+
+    A ``BaseException`` (like ``KeyboardInterrupt``), so that an ``except Exception:`` in the learner's loop does
+    not swallow it.
+    """
+
+
+def call_with_time_limit(function: Callable, args: Sequence, seconds: float | None = None):
+    """``function(*args)``, stopped with ``TimeLimitExceeded`` after ``seconds`` (default ``TIME_LIMIT``).
+
+    In the main thread on POSIX a timer signal interrupts the function (any earlier timer, e.g. a test runner's,
+    is re-armed afterwards); elsewhere a trace function checks the clock at every line of Python.
+    """
+    seconds = TIME_LIMIT if seconds is None else seconds
+    if not seconds or seconds <= 0 or not math.isfinite(seconds):
+        return function(*args)
+    if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
+        return _call_with_alarm(function, args, seconds)
+    return _call_with_trace(function, args, seconds)
+
+
+def _call_with_alarm(function: Callable, args: Sequence, seconds: float):
+    state = {"active": True}
+
+    def on_alarm(signum, frame):
+        if state["active"]:
+            raise TimeLimitExceeded(seconds)
+
+    started = time.monotonic()
+    previous_handler = signal.signal(signal.SIGALRM, on_alarm)
+    previous_timer = signal.setitimer(signal.ITIMER_REAL, seconds, 0.25)  # repeats, in case a bare except swallows it
+    try:
+        try:
+            return function(*args)
+        finally:
+            state["active"] = False
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous_handler)
+        remaining, interval = previous_timer
+        if remaining > 0:  # give an outer timer (pytest-timeout, a notebook's own alarm) back what is left of it
+            signal.setitimer(signal.ITIMER_REAL, max(remaining - (time.monotonic() - started), 0.001), interval)
+
+
+def _call_with_trace(function: Callable, args: Sequence, seconds: float):
+    deadline = time.monotonic() + seconds
+    previous = sys.gettrace()
+
+    def tracer(frame, event, arg):
+        if time.monotonic() > deadline:
+            raise TimeLimitExceeded(seconds)
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        return function(*args)
+    finally:
+        sys.settrace(previous)
+
+
+def _timed_out(spec: CheckSpec, exc: BaseException, where: str) -> CheckResult:
+    limit = exc.args[0] if exc.args else TIME_LIMIT
+    frame = _learner_frame(exc)
+    location = ""
+    if frame is not None:
+        line = (frame.line or "").strip()
+        location = f"It was running {_frame_location(frame)}" + (f":  {_shorten(line, 120)}" if line else ".")
+    text = f"your function did not finish within {limit:g} s, so the check stopped it: it probably loops forever."
+    hint = (
+        "Look at the loops in your function: a `while` loop ends only when something inside it changes its "
+        "condition; a `for t in range(...)` loop always ends. (The ■ button stops a cell that hangs.)"
+    )
+    return _result(spec, TIMEOUT, text, hint, "time_limit", where=where, location=location)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Gradients: right values are not enough, the result must also train
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _gradient_verdict(spec: CheckSpec, function: Any, args: tuple) -> _Verdict | None:
+    """Compare the gradients of a fixed random projection of the outputs with the reference's (``spec.reference``)."""
+    names = list(spec.arg_names) + [f"argument {i + 1}" for i in range(len(spec.arg_names), len(args))]
+    wanted = [i for i, arg in enumerate(args) if isinstance(arg, torch.Tensor) and arg.is_floating_point()]
+    if not wanted:
+        return None
+
+    def leaves():
+        return tuple(arg.detach().clone().requires_grad_(True) if i in wanted else arg for i, arg in enumerate(args))
+
+    with torch.enable_grad(), quiet_rng():
+        reference_args = leaves()
+        reference_out = _tensors(spec.reference(*reference_args))
+        gen = generator(1234)
+        cotangents = [torch.randn(out.shape, generator=gen, dtype=torch.float64) for out in reference_out]
+        reference_loss = sum((out.double() * c).sum() for out, c in zip(reference_out, cotangents))
+        reference_grads = torch.autograd.grad(reference_loss, [reference_args[i] for i in wanted], allow_unused=True)
+        learner_args = leaves()
+        try:
+            value = call_with_time_limit(function, learner_args)
+        except (KeyboardInterrupt, TimeLimitExceeded):
+            raise
+        except BaseException:
+            return None  # it ran fine on the same inputs without gradients; nothing more to learn here
+        got = _tensors(value)
+        if got is None or len(got) != len(reference_out):
+            return None
+        item_names = _item_names(spec.output)
+        cut = [name.strip(": ") for out, name in zip(got, item_names) if not out.requires_grad]
+        if cut:
+            subject = f"no gradient flows back from {' and '.join(cut)}" if cut != [""] else "no gradient flows back"
+            return _Verdict(
+                f"the values are right, but {subject} to the inputs: something in your function cuts the computation "
+                "graph, so a model built on it could not learn.",
+                spec.gradient_hint
+                or "Look for .detach(), .item(), .tolist(), .numpy(), torch.no_grad(), or a new tensor built from "
+                "values (torch.tensor(...)); compute everything from the input tensors with torch operations.",
+                "no_gradient",
+            )
+        loss = sum((out.double() * c).sum() for out, c in zip(got, cotangents))
+        try:
+            learner_grads = torch.autograd.grad(loss, [learner_args[i] for i in wanted], allow_unused=True)
+        except RuntimeError as exc:
+            return _Verdict(
+                f"the values are right, but the gradient cannot be computed through your function ({_exception_text(exc)}).",
+                "This usually comes from an in-place operation (x -= ..., x[...] = ..., .add_(), masked_fill_) on a tensor "
+                "that autograd still needs. Use the out-of-place versions.",
+                "no_gradient",
+            )
+    mine = {names[i]: g for i, g in zip(wanted, learner_grads)}
+    theirs = {names[i]: g for i, g in zip(wanted, reference_grads)}
+    wrong = []
+    for name in mine:
+        a = torch.zeros_like(args[names.index(name)], dtype=torch.float64) if mine[name] is None else mine[name].double()
+        b = torch.zeros_like(a) if theirs[name] is None else theirs[name].double()
+        scale = max(1.0, float(b.abs().max())) if b.numel() else 1.0
+        if a.shape != b.shape or not torch.allclose(a, b, atol=1e-4 * scale, rtol=1e-3, equal_nan=False):
+            wrong.append(name)
+    if not wrong:
+        return None
+    detail = ""
+    if spec.gradient_diagnose is not None:
+        try:
+            detail = spec.gradient_diagnose(mine, theirs, args) or ""
+        except Exception:
+            detail = ""
+    listed = ", ".join(f"`{name}`" for name in wrong)
+    return _Verdict(
+        f"the values are right, but the gradients with respect to {listed} are not: part of the computation does "
+        "not pass the gradient back." + (f" {detail}" if detail else ""),
+        spec.gradient_hint
+        or "Look for .detach(), .item(), .tolist(), torch.no_grad() or a tensor rebuilt from values in the middle of "
+        "your function: the forward values stay the same, but the gradient stops there.",
+        "wrong_gradient",
+    )
 
 
 def _result(
@@ -256,8 +487,8 @@ def _generic_exception_hint(spec: CheckSpec, exc: BaseException) -> str:
     kind = type(exc).__name__
     if isinstance(exc, TypeError) and ("positional argument" in message or "keyword argument" in message):
         return (
-            f"The check calls your function as {spec.function}({', '.join(spec.arg_names)}): keep the signature "
-            "from the exercise."
+            "A function called inside yours got the wrong number of arguments: compare the call on the line above "
+            "with that function's definition."
         )
     if isinstance(exc, NameError):
         return (
@@ -298,7 +529,7 @@ def _judge(spec: CheckSpec, value: Any, expected: Any, args: tuple) -> _Verdict 
                 )
         return None
     for mistake in spec.mistakes:
-        if mistake.raises is None and _recognise(spec, mistake, value, args):
+        if mistake.raises is None and _recognise(spec, mistake, value, args, expected):
             return _Verdict(f"It looks like {mistake.title}.", mistake.hint, mistake.key)
     if problem:
         return _Verdict(problem[0], problem[1], None)
@@ -315,7 +546,7 @@ def _compare_tensor(spec, tensor, reference, name, value, expected, args) -> _Ve
     if tuple(tensor.shape) != tuple(reference.shape):
         return _Verdict(
             f"{name}expected shape {_shape(reference.shape)} = {axes}, got {_shape(tensor.shape)}.",
-            _shape_hint(tensor.shape, reference.shape),
+            _shape_hint(tensor.shape, reference.shape, axes),
             "wrong_shape",
         )
     if not tensor.is_floating_point():
@@ -330,25 +561,60 @@ def _compare_tensor(spec, tensor, reference, name, value, expected, args) -> _Ve
         nans, infs = int(torch.isnan(tensor).sum()), int(torch.isinf(tensor).sum())
         parts = [f"NaN in {nans}" if nans else "", f"±inf in {infs}" if infs else ""]
         found = " and ".join(part for part in parts if part)
+        where = _where(~finite, axes)
         return _Verdict(
-            f"{name}your output contains {found} of its {tensor.numel()} entries.",
+            f"{name}your output contains {found} of its {tensor.numel()} entries{where}.",
             "NaN comes from inf - inf, inf / inf or 0 / 0; inf from exp of a large number or a division by zero. "
             "Print the intermediate tensors to see where it first appears." + _extra(spec, value, expected, args),
             "not_finite",
         )
-    difference = (tensor.double() - reference.double()).abs()
+    difference = (tensor.double() - reference.double()).abs().nan_to_num(nan=math.inf)
     tolerance = spec.atol + spec.rtol * reference.double().abs()
     wrong = difference > tolerance
     worst = int(difference.argmax())
     index = tuple(int(i) for i in _unravel(worst, tensor.shape))
+    largest = float(difference.max())
+    size = float(reference.double().abs().max()) if reference.numel() else 0.0
+    relative = f" ({largest / size:.2g} of the largest expected value)" if size > 0 and math.isfinite(largest) else ""
     text = (
         f"{name}the shape is right but the values are not: {int(wrong.sum())} of {tensor.numel()} entries differ from "
-        f"the expected result, the largest by {float(difference.max()):.3g} (at index {list(index)})."
+        f"the expected result{_where(wrong, axes)}, the largest by {largest:.3g}{relative} (at index {list(index)})."
     )
-    hint = _extra(spec, value, expected, args).strip() or (
-        "Work through a tiny example by hand (batch of 1, a few positions) and compare each step with the formula."
-    )
+    hint = _extra(spec, value, expected, args).strip()
+    if not hint and size > 0 and largest < 0.01 * size:
+        hint = (
+            "A difference this small usually means a small change to the formula: an extra constant (a + 1e-3 "
+            "somewhere, another eps), a lower precision (float16) in one step, or a rounding shortcut."
+        )
+    hint = hint or "Work through a tiny example by hand (batch of 1, a few positions) and compare each step with the formula."
     return _Verdict(text, hint, "wrong_values")
+
+
+def _axis_names(axes: str, ndim: int) -> list[str] | None:
+    """``"(batch, seq_q, d_v)"`` → ``["batch", "seq_q", "d_v"]`` when it names exactly ``ndim`` axes."""
+    inner = axes.strip()
+    if not (inner.startswith("(") and inner.endswith(")")):
+        return None
+    names = [part.strip() for part in inner[1:-1].split(",")]
+    if len(names) != ndim or not all(names) or any(" " in n and "*" not in n for n in names):
+        return None
+    return names
+
+
+def _where(wrong: torch.Tensor, axes: str) -> str:
+    """Where the wrong entries are, when they sit at some indices of an axis only: ' (only at seq_q = 1, 3)'."""
+    if wrong.dim() == 0 or not bool(wrong.any()) or bool(wrong.all()):
+        return ""
+    names = _axis_names(axes, wrong.dim()) or [f"axis {d}" for d in range(wrong.dim())]
+    parts = []
+    for dim in range(wrong.dim()):
+        others = [d for d in range(wrong.dim()) if d != dim]
+        hit = wrong.any(dim=others) if others else wrong
+        indices = [int(i) for i in hit.nonzero().flatten()]
+        if 0 < len(indices) < wrong.shape[dim]:
+            shown = ", ".join(str(i) for i in indices[:8]) + (", ..." if len(indices) > 8 else "")
+            parts.append(f"{names[dim]} = {shown} out of 0–{wrong.shape[dim] - 1}")
+    return f" (only at {'; '.join(parts)})" if parts else " (spread over every axis)"
 
 
 def _extra(spec: CheckSpec, value, expected, args) -> str:
@@ -361,7 +627,12 @@ def _extra(spec: CheckSpec, value, expected, args) -> str:
     return f" {text}" if text else ""
 
 
-def _recognise(spec: CheckSpec, mistake: Mistake, value: Any, args: tuple) -> bool:
+def _recognise(spec: CheckSpec, mistake: Mistake, value: Any, args: tuple, expected: Any) -> bool:
+    """Does ``mistake`` explain the learner's output on this test?
+
+    Only if its buggy version differs from the reference here (a mistake that gives the right answer on this test
+    cannot explain a wrong one) and equals the learner's output to the tolerance a pass needs.
+    """
     if mistake.probe is not None:
         return _safe_bool(mistake.probe, value, _clone(args))
     for implementation in (mistake.example, *mistake.variants):
@@ -369,15 +640,21 @@ def _recognise(spec: CheckSpec, mistake: Mistake, value: Any, args: tuple) -> bo
             buggy = implementation(*_clone(args))
         except Exception:
             continue
-        if same(value, buggy, spec.mistake_atol, spec.mistake_rtol):
+        if explains(value, buggy, expected, spec.atol, spec.rtol):
             return True
     return False
 
 
-def same(value: Any, other: Any, atol: float = 1e-4, rtol: float = 1e-3) -> bool:
+def explains(value: Any, buggy: Any, expected: Any, atol: float = 1e-5, rtol: float = 1e-4) -> bool:
+    """True when ``buggy`` differs from ``expected`` and ``value`` equals ``buggy`` (both to ``atol``/``rtol``)."""
+    return same(value, buggy, atol, rtol) and not same(buggy, expected, atol, rtol)
+
+
+def same(value: Any, other: Any, atol: float = 1e-5, rtol: float = 1e-4) -> bool:
     """True when ``value`` and ``other`` are tensors (or tuples/lists of tensors) of equal shapes and close values.
 
-    NaN counts as equal to NaN, so a learner's NaN output can be matched with a buggy version's NaN.
+    The default tolerance is the one a pass needs. NaN counts as equal to NaN, so a learner's NaN output can be
+    matched with a buggy version's NaN.
     """
     if isinstance(value, torch.Tensor) != isinstance(other, torch.Tensor):
         return False  # a tensor never equals a tuple or list of tensors
@@ -479,8 +756,11 @@ def _returned_hint(value: Any) -> str:
     return "Return the tensor the docstring describes."
 
 
-def _shape_hint(shape, expected) -> str:
+def _shape_hint(shape, expected, axes: str = "") -> str:
     shape, expected = tuple(shape), tuple(expected)
+    reading = _read_shape(shape, expected, axes)
+    if reading:
+        return reading
     if sorted(shape) == sorted(expected):
         return "It has the right sizes in a different order: check the axis you stack along, transpose or permute."
     if len(shape) == len(expected) - 1:
@@ -488,6 +768,38 @@ def _shape_hint(shape, expected) -> str:
     if len(shape) == len(expected) + 1:
         return "There is one axis too many: check unsqueeze/stack calls, or an extra batch axis."
     return "Print the shapes of your intermediate tensors and compare them with the docstring, step by step."
+
+
+def _read_shape(shape: tuple, expected: tuple, axes: str) -> str:
+    """Explain a shape that holds the right number of entries as the expected axes reordered, merged or split."""
+    names = _axis_names(axes, len(expected))
+    if names is None or math.prod(shape) != math.prod(expected) or shape == expected or len(expected) > 5:
+        return ""
+    import itertools
+
+    def groupings(order):
+        """Every way to merge neighbouring axes of ``order`` into len(shape) groups."""
+        n, k = len(order), len(shape)
+        for cuts in itertools.combinations(range(1, n), k - 1):
+            bounds = (0, *cuts, n)
+            yield [order[bounds[i] : bounds[i + 1]] for i in range(k)]
+
+    if len(shape) > len(expected):
+        return ""  # an axis split in two: the generic hint says so
+    for order in itertools.permutations(range(len(expected))):
+        for groups in groupings(order):
+            if all(math.prod(expected[a] for a in group) == size for group, size in zip(groups, shape)):
+                read = ", ".join(" * ".join(names[a] for a in group) for group in groups)
+                merged = [group for group in groups if len(group) > 1]
+                what = []
+                if merged:
+                    what.append(
+                        "; ".join(" and ".join(names[a] for a in group) + " are merged into one axis" for group in merged)
+                    )
+                if list(order) != sorted(order):
+                    what.append("the axes are in another order")
+                return f"Your shape reads as ({read}): {', and '.join(what)}. The docstring asks for {axes}."
+    return ""
 
 
 def _changed_inputs(spec: CheckSpec, before: tuple, after: tuple) -> list[str]:
@@ -687,7 +999,7 @@ def _safe_bool(predicate: Callable, *args) -> bool:
         return False
 
 
-def finite_close(a: torch.Tensor, b: torch.Tensor, atol: float = 1e-4, rtol: float = 1e-3) -> bool:
+def finite_close(a: torch.Tensor, b: torch.Tensor, atol: float = 1e-5, rtol: float = 1e-4) -> bool:
     """Same shape and close values (used by probes)."""
     return same(a, b, atol, rtol)
 

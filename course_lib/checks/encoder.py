@@ -7,7 +7,9 @@ Learner signature:
         pre-LN:  h = x + self_attention(norm1(x));   out = h + feed_forward(norm2(h))
 
 The parts are the submodules of a seeded ``course_lib.TransformerEncoderBlock`` (with distinct random γ and β in
-its two LayerNorms, so that mixing them up shows); the reference is that block's own forward pass.
+its two LayerNorms, so that mixing them up shows); the reference is that block's own forward pass. When no
+catalogued mistake explains a wrong output, ``trace.part_stages`` says which part first receives the wrong input;
+the hints point at the step, never at the whole formula.
 """
 
 from __future__ import annotations
@@ -15,14 +17,15 @@ from __future__ import annotations
 import torch
 
 from ..blocks import TransformerEncoderBlock
+from . import trace
 from .core import Case, CheckResult, CheckSpec, Mistake, TensorOut, generator, quiet_rng, randn, run_check
 
 
 class _Part:
     """A named, plain-function view of one submodule (the learner sees ``self_attention(x) -> tensor``)."""
 
-    def __init__(self, name: str, function):
-        self.name, self.function = name, function
+    def __init__(self, name: str, function, block=None):
+        self.name, self.function, self.block = name, function, block
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
         return self.function(x)
@@ -46,7 +49,7 @@ def _case(seed: int, norm_first: bool, batch: int, seq: int):
         x = randn(gen, batch, seq, d_model, scale=1.5)
         expected = block(x)
         parts = (
-            _Part("self_attention", lambda h: block.self_attention(h)[0]),
+            _Part("self_attention", lambda h: block.self_attention(h)[0], block),
             _Part("feed_forward", block.feed_forward),
             _Part("norm1", block.attention_residual.norm),
             _Part("norm2", block.feed_forward_residual.norm),
@@ -125,8 +128,8 @@ MISTAKES = [
     Mistake(
         "ignores_norm_first",
         "the flag norm_first is ignored: you computed the other variant (pre-LN instead of post-LN or the reverse)",
-        "norm_first=False (post-LN): h = norm1(x + self_attention(x)), out = norm2(h + feed_forward(h)). "
-        "norm_first=True (pre-LN): h = x + self_attention(norm1(x)), out = h + feed_forward(norm2(h)).",
+        "Your output equals the other variant. norm_first=False asks for post-LN (normalise after each addition) "
+        "and norm_first=True for pre-LN (normalise each sublayer's input): branch on the flag.",
         block_ignores_norm_first,
     ),
     Mistake(
@@ -145,20 +148,21 @@ MISTAKES = [
     Mistake(
         "second_skip_from_input",
         "the second residual adds the block's input x instead of h",
-        "Each residual skips over its own sublayer: the feed-forward sublayer adds its input h, so "
-        "out = norm2(h + feed_forward(h)) (post-LN) or h + feed_forward(norm2(h)) (pre-LN).",
+        "Each residual skips over its own sublayer: the feed-forward sublayer adds back its own input h, the "
+        "attention sublayer's result, not the block's input x.",
         block_second_skip_from_input,
     ),
     Mistake(
         "residual_outside_norm",
         "post-LN: the skips are added after the norms, x + norm(sublayer(x))",
-        "Post-LN normalises the sum: h = norm1(x + self_attention(x)), then out = norm2(h + feed_forward(h)).",
+        "Post-LN normalises each sum of skip and sublayer output: add first, then apply the norm.",
         block_residual_outside_norm,
     ),
     Mistake(
         "normed_skip",
         "pre-LN: the normalised input is added back instead of the original",
-        "In pre-LN the residual path stays untouched: h = x + self_attention(norm1(x)), out = h + feed_forward(norm2(h)).",
+        "In pre-LN the residual path stays untouched: only what goes into each sublayer is normalised, and the "
+        "skip adds the tensor as it was before the norm.",
         block_normed_skip,
     ),
     Mistake(
@@ -171,18 +175,22 @@ MISTAKES = [
     Mistake(
         "final_norm",
         "pre-LN: the block output is normalised once more at the end",
-        "In pre-LN the block ends with the residual sum h + feed_forward(norm2(h)); the final LayerNorm of a pre-LN "
+        "In pre-LN the block ends with the second residual sum, not normalised; the final LayerNorm of a pre-LN "
         "model sits after the whole stack, not inside each block.",
         block_final_norm,
     ),
 ]
 
 
-def _diagnose(value, expected, args) -> str | None:
+def _stages(function, args, expected) -> str | None:
     norm_first = args[-1]
-    if norm_first:
-        return "Pre-LN, step by step: h = x + self_attention(norm1(x)); out = h + feed_forward(norm2(h))."
-    return "Post-LN, step by step: h = norm1(x + self_attention(x)); out = norm2(h + feed_forward(h))."
+    parts = {1: "self_attention", 2: "feed_forward", 3: "norm1", 4: "norm2"}
+    return trace.part_stages(function, args, parts, _variant("right"), "pre-LN" if norm_first else "post-LN")
+
+
+def reference_block(x, self_attention, feed_forward, norm1, norm2, norm_first=False):
+    """The seeded block's own forward pass (the parts carry it), differentiable in x."""
+    return self_attention.block(x)
 
 
 SPEC = CheckSpec(
@@ -196,7 +204,8 @@ SPEC = CheckSpec(
     ],
     mistakes=MISTAKES,
     success="Both variants match course_lib's TransformerEncoderBlock: attention, then feed-forward, each with add & norm.",
-    diagnose=_diagnose,
+    stages=_stages,
+    reference=reference_block,
 )
 
 

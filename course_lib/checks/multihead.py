@@ -93,6 +93,7 @@ SPLIT_SPEC = CheckSpec(
     ],
     mistakes=SPLIT_MISTAKES,
     success="Each head gets its own block of d_head features for every token.",
+    reference=split_heads,
 )
 
 
@@ -183,6 +184,7 @@ MERGE_SPEC = CheckSpec(
     mistakes=MERGE_MISTAKES,
     success="merge_heads undoes split_heads: the head outputs of each token sit side by side.",
     diagnose=_merge_diagnose,
+    reference=merge_heads,
 )
 
 
@@ -326,12 +328,20 @@ MHA_MISTAKES = [
     Mistake(
         "attention_tuple_not_unpacked",
         "the pair returned by scaled_dot_product_attention is used as if it were a tensor",
-        "course_lib's scaled_dot_product_attention returns (output, weights). Unpack it: "
-        "heads, weights = scaled_dot_product_attention(q, k, v).",
+        "course_lib's scaled_dot_product_attention returns a pair (output, weights): unpack it into two names and "
+        "keep the output.",
         mha_tuple_from_attention,
         raises=_tuple_not_unpacked,
     ),
 ]
+
+
+def reference_mha(x, w_q, w_k, w_v, w_o, num_heads):
+    """course_lib's MultiHeadAttention (no biases) with these matrices as its weights, differentiable in all of them."""
+    with quiet_rng():
+        module = MultiHeadAttention(x.shape[-1], num_heads, bias=False)
+    weights = {"w_q.weight": w_q.T, "w_k.weight": w_k.T, "w_v.weight": w_v.T, "w_o.weight": w_o.T}
+    return torch.func.functional_call(module, weights, (x,))[0]
 
 
 MHA_SPEC = CheckSpec(
@@ -345,6 +355,7 @@ MHA_SPEC = CheckSpec(
     ],
     mistakes=MHA_MISTAKES,
     success="Project, split into heads, attend with √d_head scaling, merge, project with W_O.",
+    reference=reference_mha,
 )
 
 

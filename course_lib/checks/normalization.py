@@ -7,7 +7,9 @@ Learner signatures:
         post-LN (norm_first=False): norm(x + sublayer(x))
         pre-LN  (norm_first=True):  x + sublayer(norm(x))
 
-References: ``course_lib.LayerNorm`` and ``course_lib.Residual`` with the same γ and β.
+References: ``course_lib.LayerNorm`` and ``course_lib.Residual`` with the same γ and β. ``layer_norm`` is tested on
+every input form its docstring promises, ``(..., d_model)``: one token, 2-D, 3-D and 4-D inputs, and with an eps
+other than the default, so a hard-coded axis, γ reshaped for 3-D inputs or an ignored eps fails.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from __future__ import annotations
 import torch
 
 from ..blocks import LayerNorm, Residual
-from .core import Case, CheckResult, CheckSpec, Mistake, TensorOut, generator, quiet_rng, randn, run_check, same
+from . import trace
+from .core import Case, CheckResult, CheckSpec, Mistake, TensorOut, explains, generator, quiet_rng, randn, run_check, same
 
 EPS = 1e-5
 
@@ -36,20 +39,36 @@ def _layer_norm_module(gamma: torch.Tensor, beta: torch.Tensor, eps: float = EPS
 def _norm_case(kind: str, seed: int):
     def build():
         gen = generator(seed)
-        d_model = 6
+        d_model, eps = 6, EPS
         if kind == "ordinary":
             x = randn(gen, 2, 3, d_model, scale=3.0, shift=2.0)
-        else:  # rows with a tiny spread, where eps matters, and one constant row (variance 0)
+        elif kind == "small":  # rows with a tiny spread, where eps matters, and one constant row (variance 0)
             x = randn(gen, 2, 4, d_model, scale=3.0)
             x[0, 1] = randn(gen, d_model, scale=1e-3, shift=0.01)
             x[1, 2] = randn(gen, d_model, scale=2e-3, shift=-0.02)
             x[1, 3] = 0.5
+        elif kind == "4d":
+            x = randn(gen, 2, 2, 3, d_model, scale=2.0, shift=-1.0)
+        elif kind == "2d":
+            x = randn(gen, 5, d_model, scale=2.0, shift=1.0)
+        elif kind == "1d":
+            x = randn(gen, d_model, scale=2.0)
+        else:  # another eps: rows with a spread of about 0.3, where eps = 0.1 changes the result a lot
+            x = randn(gen, 2, 3, d_model, scale=0.3, shift=1.0)
+            eps = 0.1
         gamma = randn(gen, d_model, scale=0.5, shift=1.0)
         beta = randn(gen, d_model, scale=0.5)
-        expected = _layer_norm_module(gamma, beta)(x)
-        return (x, gamma, beta, EPS), expected
+        expected = _layer_norm_module(gamma, beta, eps)(x)
+        return (x, gamma, beta, eps), expected
 
     return build
+
+
+def reference_layer_norm(x, gamma, beta, eps=EPS):
+    """course_lib's LayerNorm with γ and β as its parameters, differentiable in x, γ and β."""
+    with quiet_rng():
+        norm = LayerNorm(gamma.shape[0], eps=eps)
+    return torch.func.functional_call(norm, {"gamma": gamma, "beta": beta}, (x,))
 
 
 def _ln(x, gamma, beta, eps=EPS, dim=-1, unbiased=False, eps_where="inside", sqrt=True, center=True, affine="normal"):
@@ -78,8 +97,42 @@ def ln_over_batch(x, gamma, beta, eps=EPS):
 
 def _axis_probe(value, args) -> bool:
     x, gamma, beta, eps = args
+    expected = _ln(x, gamma, beta, eps)
     choices = [d for d in range(x.dim() - 1)] + [tuple(range(x.dim())), tuple(range(1, x.dim()))]
-    return any(same(value, _ln(x, gamma, beta, eps, dim=d)) for d in choices)
+    return any(explains(value, _ln(x, gamma, beta, eps, dim=d), expected) for d in choices if d not in ((), (x.dim() - 1,)))
+
+
+def ln_fixed_axis(x, gamma, beta, eps=EPS):
+    return _ln(x, gamma, beta, eps, dim=2)
+
+
+def _dim_out_of_range(exc: BaseException) -> bool:
+    return isinstance(exc, IndexError) and "Dimension out of range" in str(exc)
+
+
+def ln_gamma_for_3d(x, gamma, beta, eps=EPS):
+    return _ln(x, gamma.view(1, 1, -1), beta.view(1, 1, -1), eps)
+
+
+def _gamma_for_3d_probe(value, args) -> bool:
+    x = args[0]
+    if not isinstance(value, torch.Tensor) or x.dim() >= 3 or value.dim() != 3:
+        return False
+    return same(value.reshape(x.shape), _ln(*args)) and tuple(value.shape) == (1,) * (3 - x.dim()) + tuple(x.shape)
+
+
+def ln_ignores_eps(x, gamma, beta, eps=EPS):
+    return _ln(x, gamma, beta, EPS)
+
+
+OTHER_EPS = (1e-12, 1e-8, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0)
+
+
+def _ignores_eps_probe(value, args) -> bool:
+    """The output is LayerNorm with some fixed eps instead of the eps argument."""
+    x, gamma, beta, eps = args
+    expected = _ln(x, gamma, beta, eps)
+    return any(explains(value, _ln(x, gamma, beta, other), expected) for other in OTHER_EPS if other != eps)
 
 
 def ln_unbiased(x, gamma, beta, eps=EPS):
@@ -118,11 +171,35 @@ LN_MISTAKES = [
     Mistake(
         "wrong_axis",
         "the mean and variance are taken over the wrong axis (or over every axis)",
-        "LayerNorm normalises each token on its own: take the mean and the variance over the last axis only, "
-        "x.mean(dim=-1, keepdim=True). Over the batch axis it would be BatchNorm, and one example would change "
+        "LayerNorm normalises each token on its own: take the mean and the variance over the last axis only "
+        "(dim=-1, with keepdim=True). Over the batch axis it would be BatchNorm, and one example would change "
         "another's output.",
         ln_over_batch,
         probe=_axis_probe,
+    ),
+    Mistake(
+        "fixed_axis_number",
+        "the axis is given as a fixed number (dim=2), which is not the last axis for every input",
+        "The docstring promises x of shape (..., d_model): one token (d_model,), (tokens, d_model), "
+        "(batch, seq, d_model) or more axes. dim=-1 always means the features.",
+        ln_fixed_axis,
+        raises=_dim_out_of_range,
+    ),
+    Mistake(
+        "gamma_reshaped_for_3d",
+        "γ and β are reshaped for 3-D inputs (e.g. .view(1, 1, -1)), which adds axes to a 1-D or 2-D input",
+        "γ and β of shape (d_model,) already broadcast against (..., d_model) for any number of leading axes: "
+        "use them as they are.",
+        ln_gamma_for_3d,
+        probe=_gamma_for_3d_probe,
+    ),
+    Mistake(
+        "ignores_eps",
+        "the eps argument is not used: your output matches LayerNorm with a fixed eps, not the one passed in",
+        "The caller chooses eps (the check passes different values): use the parameter eps, not a number written "
+        "into the function.",
+        ln_ignores_eps,
+        probe=_ignores_eps_probe,
     ),
     Mistake(
         "unbiased_variance",
@@ -167,7 +244,7 @@ LN_MISTAKES = [
     Mistake(
         "not_centred",
         "the mean is not subtracted",
-        "Centre first: x - x.mean(dim=-1, keepdim=True), then divide by the standard deviation.",
+        "Centre first: subtract each token's mean (over the last axis), then divide by the standard deviation.",
         ln_not_centred,
     ),
 ]
@@ -192,10 +269,15 @@ LN_SPEC = CheckSpec(
     cases=[
         Case("ordinary tokens", _norm_case("ordinary", 501)),
         Case("tokens with a tiny spread and a constant token", _norm_case("small", 502)),
+        Case("a 2-D input (tokens, d_model)", _norm_case("2d", 504)),
+        Case("a 4-D input (..., d_model)", _norm_case("4d", 503)),
+        Case("a single token (d_model,)", _norm_case("1d", 505)),
+        Case("eps = 0.1 on tokens with a small spread", _norm_case("eps", 506)),
     ],
     mistakes=LN_MISTAKES,
     success="Each token is normalised over its features (biased variance, eps inside the root), then scaled and shifted.",
     diagnose=_ln_diagnose,
+    reference=reference_layer_norm,
 )
 
 
@@ -288,43 +370,58 @@ RESIDUAL_MISTAKES = [
     Mistake(
         "residual_outside_norm",
         "post-LN: the skip is added after the norm, x + norm(sublayer(x))",
-        "Post-LN normalises the sum: norm(x + sublayer(x)). Add x to the sublayer's output first, then normalise.",
+        "Post-LN normalises the sum of the skip and the sublayer's output: add first, then normalise.",
         residual_outside_norm,
     ),
     Mistake(
         "normed_skip",
         "pre-LN: the normalised x is added back instead of the original x",
-        "In pre-LN only the sublayer's input is normalised; the skip carries the untouched x: "
-        "x + sublayer(norm(x)). That clean path is what lets deep pre-LN stacks train.",
+        "In pre-LN only the sublayer's input is normalised; the skip carries the untouched x. That clean path is "
+        "what lets deep pre-LN stacks train.",
         residual_normed_skip,
     ),
     Mistake(
         "norm_on_output",
         "pre-LN: the norm is applied to the sublayer's output instead of its input",
-        "Pre-LN normalises what goes INTO the sublayer: x + sublayer(norm(x)).",
+        "Pre-LN normalises what goes INTO the sublayer; the sublayer's output is added to x as it is.",
         residual_norm_on_output,
     ),
     Mistake(
         "no_residual",
         "the skip connection is missing: x is never added back",
-        "The residual connection adds the input to the sublayer's output: post-LN norm(x + sublayer(x)), "
-        "pre-LN x + sublayer(norm(x)).",
+        "The residual connection adds the input x back to the sublayer's output, in both variants; only the "
+        "place of the norm differs.",
         residual_missing,
     ),
     Mistake(
         "no_norm",
         "the norm is never applied",
-        "Use the norm you are given: post-LN norm(x + sublayer(x)), pre-LN x + sublayer(norm(x)).",
+        "Use the norm you are given: post-LN normalises after the addition, pre-LN normalises the sublayer's input.",
         residual_no_norm,
     ),
     Mistake(
         "ignores_norm_first",
         "the flag norm_first is ignored: you computed the other variant",
-        "norm_first=False means post-LN, norm(x + sublayer(x)); norm_first=True means pre-LN, x + sublayer(norm(x)). "
-        "Branch on the flag.",
+        "Your output equals the other variant. norm_first=False asks for post-LN and norm_first=True for pre-LN: "
+        "branch on the flag.",
         residual_ignores_norm_first,
     ),
 ]
+
+
+def _residual_stages(function, args, expected) -> str | None:
+    norm_first = args[3]
+    return trace.part_stages(
+        function, args, {1: "sublayer", 2: "norm"}, lambda *a: _connect(*a), "pre-LN" if norm_first else "post-LN"
+    )
+
+
+def reference_residual(x, sublayer, norm, norm_first=False):
+    """course_lib's Residual around ``sublayer`` with the given norm, differentiable in x."""
+    with quiet_rng():
+        residual = Residual(x.shape[-1], norm_first=norm_first)
+    residual.norm = norm
+    return residual(x, sublayer)
 
 
 RESIDUAL_SPEC = CheckSpec(
@@ -338,6 +435,8 @@ RESIDUAL_SPEC = CheckSpec(
     ],
     mistakes=RESIDUAL_MISTAKES,
     success="post-LN: norm(x + sublayer(x)); pre-LN: x + sublayer(norm(x)).",
+    stages=_residual_stages,
+    reference=reference_residual,
 )
 
 

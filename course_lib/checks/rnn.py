@@ -5,7 +5,10 @@ Learner signatures (weights stored like ``nn.Linear``: ``(out_features, in_featu
     rnn_step(x_t, h_prev, w_xh, w_hh, b) -> h_t                       h_t = tanh(x_t W_xhᵀ + h_prev W_hhᵀ + b)
     rnn_forward(x, h0, w_xh, w_hh, b) -> (hidden_states, h_last)
 
-The reference is ``course_lib.VanillaRNN`` with these weights copied in (its second bias set to zero).
+The reference is ``course_lib.VanillaRNN`` with these weights copied in (its second bias set to zero). Once the
+values are right, the gradients of the inputs and weights are compared with the reference's too: backpropagation
+through time is what exercise 01 is about, so a loop that detaches the state or runs under ``torch.no_grad()``
+fails even though its forward values are right.
 """
 
 from __future__ import annotations
@@ -28,6 +31,38 @@ def _reference_rnn(w_xh: torch.Tensor, w_hh: torch.Tensor, b: torch.Tensor) -> V
         rnn.w_hh.bias.zero_()
     rnn.requires_grad_(False)
     return rnn
+
+
+def _functional_rnn(w_xh: torch.Tensor, w_hh: torch.Tensor, b: torch.Tensor):
+    """``VanillaRNN`` run with the given tensors as its parameters, so that gradients reach them."""
+    with quiet_rng():
+        rnn = VanillaRNN(w_xh.shape[1], w_xh.shape[0])
+    parameters = {"w_xh.weight": w_xh, "w_xh.bias": b, "w_hh.weight": w_hh, "w_hh.bias": torch.zeros_like(b)}
+    return rnn, parameters
+
+
+class _Step(torch.nn.Module):
+    """``VanillaRNN.step`` as a module's forward, for ``torch.func.functional_call``."""
+
+    def __init__(self, rnn: VanillaRNN):
+        super().__init__()
+        self.rnn = rnn
+
+    def forward(self, x_t: torch.Tensor, h_prev: torch.Tensor) -> torch.Tensor:
+        return self.rnn.step(x_t, h_prev)
+
+
+def reference_step(x_t, h_prev, w_xh, w_hh, b):
+    """h_t from course_lib's VanillaRNN.step, differentiable in every argument."""
+    rnn, parameters = _functional_rnn(w_xh, w_hh, b)
+    parameters = {f"rnn.{name}": value for name, value in parameters.items()}
+    return torch.func.functional_call(_Step(rnn), parameters, (x_t, h_prev))
+
+
+def reference_forward(x, h0, w_xh, w_hh, b):
+    """(hidden_states, h_last) from course_lib's VanillaRNN, differentiable in every argument."""
+    rnn, parameters = _functional_rnn(w_xh, w_hh, b)
+    return torch.func.functional_call(rnn, parameters, (x, h0))
 
 
 def _weights(gen: torch.Generator, input_size: int, hidden_size: int):
@@ -147,6 +182,7 @@ STEP_SPEC = CheckSpec(
     mistakes=STEP_MISTAKES,
     success="Your step computes h_t = tanh(W_xh x_t + W_hh h_{t-1} + b).",
     diagnose=_step_diagnose,
+    reference=reference_step,
 )
 
 
@@ -325,6 +361,33 @@ FORWARD_MISTAKES = [
 ]
 
 
+def _through_time(mine: dict, theirs: dict, args) -> str | None:
+    """Say from which time step back the gradient with respect to x stops matching the reference's."""
+    a, b = mine.get("x"), theirs.get("x")
+    if a is None or b is None or a.shape != b.shape or a.dim() != 3:
+        return None
+    seq = a.shape[1]
+    scale = max(1.0, float(b.abs().max()))
+    right = [bool(torch.allclose(a[:, t].double(), b[:, t].double(), atol=1e-4 * scale, rtol=1e-3)) for t in range(seq)]
+    if all(right):
+        return None
+    last_wrong = max(t for t in range(seq) if not right[t])
+    if all(right[last_wrong + 1 :]) and last_wrong < seq - 1:
+        right_steps = seq - 1 - last_wrong
+        return (
+            f"The gradient reaching x is right for the last {right_steps} step{'s' if right_steps > 1 else ''} but "
+            f"wrong from step {last_wrong} back: it does not flow back through time from one state to the one before."
+        )
+    return None
+
+
+FORWARD_GRADIENT_HINT = (
+    "Backpropagation through time needs every h_t to stay connected to h_{t-1}: no .detach() on the state, no loop "
+    "under torch.no_grad(), no state rebuilt from numbers (torch.tensor(h.tolist())). Truncating the gradient is a "
+    "choice for long sequences in training code, not part of the RNN itself."
+)
+
+
 FORWARD_SPEC = CheckSpec(
     name="check_rnn_forward",
     function="rnn_forward",
@@ -335,7 +398,10 @@ FORWARD_SPEC = CheckSpec(
         Case("7 time steps, a batch of 1", _forward_case(112, batch=1, seq=7)),
     ],
     mistakes=FORWARD_MISTAKES,
-    success="Your loop carries h from step to step and returns every state.",
+    success="Your loop carries h from step to step, returns every state, and the gradient flows back through time.",
+    reference=reference_forward,
+    gradient_hint=FORWARD_GRADIENT_HINT,
+    gradient_diagnose=_through_time,
 )
 
 

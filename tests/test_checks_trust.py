@@ -1,0 +1,350 @@
+"""The checks a teacher can trust: no false pass, no hint that gives the answer away, no misdiagnosis.
+
+Each test here is a wrong (or hostile) learner function that an earlier version of the checks passed, told an
+unrelated mistake, answered with the whole formula, or let hang. Bounded in time: a check stops a learner's call
+after ``core.TIME_LIMIT`` seconds, set lower here.
+"""
+
+import math
+import re
+import threading
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+
+import course_lib.checks as checks
+from course_lib.checks import CHECKS, EXERCISES, MISTAKES, SPECS, core
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def flat(result) -> str:
+    return " ".join(result.message.split())
+
+
+# ---------------------------------------------------------------------------------------------- false passes
+
+
+def rnn_step(x_t, h_prev, w_xh, w_hh, b):
+    return torch.tanh(x_t @ w_xh.T + h_prev @ w_hh.T + b)
+
+
+def rnn_forward_detached(x, h0, w_xh, w_hh, b):
+    h, states = h0, []
+    for t in range(x.shape[1]):
+        h = rnn_step(x[:, t], h.detach(), w_xh, w_hh, b)  # cuts the gradient through time
+        states.append(h)
+    return torch.stack(states, dim=1), h
+
+
+def rnn_forward_no_grad(x, h0, w_xh, w_hh, b):
+    with torch.no_grad():
+        h, states = h0, []
+        for t in range(x.shape[1]):
+            h = rnn_step(x[:, t], h, w_xh, w_hh, b)
+            states.append(h)
+        return torch.stack(states, dim=1), h
+
+
+def rnn_forward_rebuilt(x, h0, w_xh, w_hh, b):
+    h, states = h0, []
+    for t in range(x.shape[1]):
+        h = torch.tensor(rnn_step(x[:, t], h, w_xh, w_hh, b).tolist())  # the values survive, the graph does not
+        states.append(h)
+    return torch.stack(states, dim=1), h
+
+
+def test_a_loop_that_cuts_the_gradient_through_time_fails():
+    result = checks.check_rnn_forward(rnn_forward_detached, verbose=False)
+    assert not result.passed and result.mistake == "wrong_gradient", result.message
+    assert "flow back through time" in flat(result) and "detach" in flat(result)
+    for cut in (rnn_forward_no_grad, rnn_forward_rebuilt):
+        result = checks.check_rnn_forward(cut, verbose=False)
+        assert not result.passed and result.mistake == "no_gradient", result.message
+        assert "Backpropagation through time" in flat(result)
+
+
+def test_a_step_that_detaches_its_result_fails():
+    result = checks.check_rnn_step(lambda *args: rnn_step(*args).detach(), verbose=False)
+    assert not result.passed and result.mistake == "no_gradient"
+
+
+def _layer_norm(x, gamma, beta, eps, dim=-1):
+    mean = x.mean(dim=dim, keepdim=True)
+    var = ((x - mean) ** 2).mean(dim=dim, keepdim=True)
+    return gamma * (x - mean) / torch.sqrt(var + eps) + beta
+
+
+@pytest.mark.parametrize(
+    "wrong, mistake",
+    [
+        (lambda x, gamma, beta, eps=1e-5: _layer_norm(x, gamma, beta, eps, dim=2), "fixed_axis_number"),
+        (lambda x, gamma, beta, eps=1e-5: _layer_norm(x, gamma.view(1, 1, -1), beta.view(1, 1, -1), eps), "gamma_reshaped_for_3d"),
+        (lambda x, gamma, beta, eps=1e-5: _layer_norm(x, gamma, beta, 1e-5), "ignores_eps"),
+        (lambda x, gamma, beta, eps=1e-5: _layer_norm(x, gamma, beta, 1e-3), "ignores_eps"),
+    ],
+    ids=["dim=2", "gamma.view(1, 1, -1)", "ignores eps", "eps 1e-3 hard-coded"],
+)
+def test_layer_norm_is_tested_on_every_input_form_and_eps(wrong, mistake):
+    result = checks.check_layer_norm(wrong, verbose=False)
+    assert not result.passed and result.mistake == mistake, result.message
+
+
+def test_layer_norm_cases_cover_every_promised_input_form():
+    dims = {case.build()[0][0].dim() for case in SPECS["check_layer_norm"].cases}
+    eps = {case.build()[0][3] for case in SPECS["check_layer_norm"].cases}
+    assert dims == {1, 2, 3, 4} and len(eps) >= 2
+    assert {case.build()[0][0].dim() for case in SPECS["check_softmax"].cases} == {1, 2, 3, 4}
+
+
+# ---------------------------------------------------------------------------------------------- no answer-giving hints
+
+
+def _solution_statements() -> dict[str, list[str]]:
+    """Every statement between the solution markers, per function, without comments, `return` or `name =`."""
+    found: dict[str, list[str]] = {}
+    for name in EXERCISES:
+        notebook = nbformat.read(ROOT / "exercises" / "solutions" / f"{name}.ipynb", as_version=4)
+        for cell in notebook.cells:
+            if cell.cell_type != "code":
+                continue
+            inside, function = False, None
+            for line in cell.source.splitlines():
+                match = re.match(r"def (\w+)\(", line)
+                if match:
+                    function = match.group(1)
+                if line.strip() in ("### BEGIN SOLUTION", "### END SOLUTION"):
+                    inside = line.strip() == "### BEGIN SOLUTION"
+                    continue
+                if inside:
+                    code = re.sub(r"^[\w, ]+=\s*(?!=)", "", re.sub(r"^return\s+", "", line.split("#")[0].strip()))
+                    code = " ".join(code.split())
+                    if len(code) >= 12:
+                        found.setdefault(function, []).append(code)
+    return found
+
+
+STATEMENTS = _solution_statements()
+
+
+def _leaks(check_name: str, text: str) -> list[str]:
+    text = " ".join(text.split())
+    return [s for s in STATEMENTS[SPECS[check_name].function] if s in text]
+
+
+def test_no_hint_in_the_catalogue_prints_a_solution_statement():
+    for check_name, mistakes in MISTAKES.items():
+        for mistake in mistakes:
+            assert not _leaks(check_name, mistake.title + " " + mistake.hint), (check_name, mistake.key)
+
+
+WRONG_OUTPUTS = {
+    "return the input": lambda *args: args[0],
+    "return NaN": lambda *args: args[0] * float("nan"),
+    "return zeros": lambda *args: torch.zeros_like(args[0]),
+    "return input + 1": lambda *args: args[0] + 1,
+}
+
+
+@pytest.mark.parametrize("check_name", ["check_sublayer_connection", "check_encoder_block", "check_attention", "check_layer_norm"])
+@pytest.mark.parametrize("label", list(WRONG_OUTPUTS))
+def test_a_wrong_output_never_gets_the_formula(check_name, label):
+    result = CHECKS[check_name](WRONG_OUTPUTS[label], verbose=False)
+    assert not result.passed
+    assert not _leaks(check_name, result.message), result.message
+    assert "Post-LN, step by step" not in result.message and "h = norm1" not in result.message
+
+
+def test_the_encoder_block_points_at_the_first_wrong_step():
+    def encoder_block(x, self_attention, feed_forward, norm1, norm2, norm_first=False):
+        h = norm1(x + self_attention(x))
+        return norm2(h + feed_forward(x))  # a mistake that no catalogue entry has in this form... except one
+    result = checks.check_encoder_block(encoder_block, verbose=False)
+    assert result.mistake == "ffn_reads_input"
+
+    def encoder_block(x, self_attention, feed_forward, norm1, norm2, norm_first=False):
+        h = norm1(self_attention(x) * 2 + x)
+        return norm2(h + feed_forward(h))
+
+    result = checks.check_encoder_block(encoder_block, verbose=False)
+    message = flat(result)
+    assert "✓ self_attention receives the right input" in message and "✗ norm1 receives" in message, message
+    assert not _leaks("check_encoder_block", message)
+
+
+def test_the_sublayer_connection_points_at_the_first_wrong_step():
+    def sublayer_connection(x, sublayer, norm, norm_first=False):
+        return norm(0.5 * x + sublayer(x))
+
+    message = flat(checks.check_sublayer_connection(sublayer_connection, verbose=False))
+    assert "✓ sublayer receives the right input; ✗ norm receives a tensor that is none of" in message, message
+    assert not _leaks("check_sublayer_connection", message), message
+
+
+# ---------------------------------------------------------------------------------------------- no misdiagnosis
+
+
+def softmax_plus_epsilon(scores):
+    exps = (scores - scores.amax(dim=-1, keepdim=True)).exp()
+    return exps / (exps.sum(dim=-1, keepdim=True) + 1e-3)
+
+
+def softmax_float16(scores):
+    half = scores.half()
+    exps = (half - half.amax(dim=-1, keepdim=True)).exp()
+    return (exps / exps.sum(dim=-1, keepdim=True)).float()
+
+
+@pytest.mark.parametrize("softmax", [softmax_plus_epsilon, softmax_float16])
+def test_a_slightly_off_softmax_is_not_told_an_unrelated_mistake(softmax):
+    result = checks.check_softmax(softmax, verbose=False)
+    assert not result.passed and result.mistake == "wrong_values", result.message
+    assert "largest by" in flat(result) and "of the largest expected value" in flat(result)
+
+
+def test_a_mistake_is_named_only_where_it_differs_from_the_reference():
+    """Every catalogued buggy version that equals the reference on a test must not be named on that test."""
+    for check_name, mistakes in MISTAKES.items():
+        spec = SPECS[check_name]
+        for case in spec.cases:
+            args, expected = case.build()
+            for mistake in mistakes:
+                if mistake.probe is not None or mistake.raises is not None:
+                    continue
+                try:
+                    buggy = mistake.example(*core._clone(args))
+                except Exception:
+                    continue
+                if core.same(buggy, expected, spec.atol, spec.rtol):
+                    nearly = expected + 1e-3 if isinstance(expected, torch.Tensor) else None
+                    if nearly is not None:
+                        assert not core._recognise(spec, mistake, nearly, args, expected), (check_name, mistake.key)
+
+
+def test_the_learners_own_type_error_is_not_blamed_on_the_signature():
+    def softmax(scores):
+        def helper(a):
+            return a
+
+        return helper(scores, 1)
+
+    result = checks.check_softmax(softmax, verbose=False)
+    assert result.status == "error" and "keep the signature" not in flat(result).lower()
+    assert "helper(scores, 1)" in flat(result)
+
+    result = checks.check_softmax(lambda scores, dim: scores, verbose=False)
+    assert result.mistake == "signature" and "softmax(scores)" in flat(result)
+
+
+def test_merged_head_axes_are_explained():
+    def split_heads(x, num_heads):
+        batch, seq, d_model = x.shape
+        return x.reshape(batch, seq, num_heads, -1).transpose(1, 2).reshape(batch * num_heads, seq, -1)
+
+    message = flat(checks.check_split_heads(split_heads, verbose=False))
+    assert "(batch * num_heads, seq, d_head)" in message and "merged" in message, message
+
+
+def test_where_the_values_differ_is_reported():
+    def causal_attention(queries, keys, values):
+        n = queries.shape[-2]
+        scores = queries @ keys.transpose(-2, -1) / math.sqrt(queries.shape[-1])
+        scores = scores.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(1), float("-inf"))
+        return torch.softmax(scores, dim=-1) @ values
+
+    message = flat(checks.check_causal_attention(causal_attention, verbose=False))
+    assert "only at seq = 0, 1, 2 out of 0–3" in message, message
+    assert "your mask lets 3 later position(s) through" in message
+
+
+# ---------------------------------------------------------------------------------------------- which step went wrong
+
+
+def attention_scaled_twice(queries, keys, values):
+    scores = queries @ keys.transpose(-2, -1) / math.sqrt(queries.shape[-1]) / 3
+    return torch.softmax(scores, dim=-1) @ values
+
+
+def attention_output_halved(queries, keys, values):
+    scores = queries @ keys.transpose(-2, -1) / math.sqrt(queries.shape[-1])
+    return (torch.softmax(scores, dim=-1) @ values) * 0.5
+
+
+def attention_weights_halved(queries, keys, values):
+    scores = queries @ keys.transpose(-2, -1) / math.sqrt(queries.shape[-1])
+    return 0.5 * torch.softmax(scores, dim=-1) @ values
+
+
+def attention_global_softmax(queries, keys, values):
+    scores = queries @ keys.transpose(-2, -1) / math.sqrt(queries.shape[-1])
+    exps = scores.exp()
+    return exps / exps.sum() @ values
+
+
+@pytest.mark.parametrize(
+    "attention, words",
+    [
+        (attention_scaled_twice, ["✓ your scores match Q Kᵀ", "✗ your scaled scores equal Q Kᵀ / 6", "not Q Kᵀ / √d_k = Q Kᵀ / 2"]),
+        (attention_output_halved, ["✓ your weights match the softmax over the keys", "✗ so the last step differs"]),
+        (attention_weights_halved, ["✓ your function computes the softmax over the keys", "changes it afterwards"]),
+        (attention_global_softmax, ["✓ your scaled scores match Q Kᵀ / √d_k", "✗ no tensor with rows that sum to 1"]),
+    ],
+)
+def test_attention_says_which_stage_went_wrong_first(attention, words):
+    message = flat(checks.check_attention(attention, verbose=False))
+    for word in words:
+        assert word in message, message
+
+
+# ---------------------------------------------------------------------------------------------- time limit
+
+
+@pytest.fixture
+def short_limit(monkeypatch):
+    monkeypatch.setattr(core, "TIME_LIMIT", 1.0)
+
+
+def endless_softmax(scores):
+    while True:
+        try:
+            scores = scores + 0
+        except Exception:  # a learner's broad except must not swallow the time limit
+            pass
+
+
+def test_an_endless_loop_ends_with_a_message(short_limit, capsys):
+    started = time.monotonic()
+    result = checks.check_softmax(endless_softmax)
+    assert time.monotonic() - started < 5
+    printed = capsys.readouterr().out
+    assert result.status == "timeout" and not result.passed
+    assert "did not finish within 1 s" in printed and "It was running" in printed and "line" in printed
+    assert "Traceback" not in printed and "course_lib/checks" not in printed
+
+
+def test_an_endless_loop_ends_outside_the_main_thread_too(short_limit):
+    box = {}
+    worker = threading.Thread(target=lambda: box.setdefault("result", checks.check_softmax(endless_softmax, verbose=False)))
+    worker.start()
+    worker.join(timeout=10)
+    assert not worker.is_alive() and box["result"].status == "timeout"
+
+
+def test_an_outer_timer_survives_a_check(short_limit):
+    import signal
+
+    if not hasattr(signal, "setitimer"):
+        pytest.skip("no interval timers on this platform")
+    fired = []
+    previous = signal.signal(signal.SIGALRM, lambda *a: fired.append(1))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 3.0)
+        checks.check_softmax(lambda s: torch.softmax(s, -1), verbose=False)
+        remaining, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 0 < remaining <= 3.0, "the check must give an outer timer back what is left of it"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
