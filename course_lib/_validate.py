@@ -54,16 +54,29 @@ def check_positive_int(name: str, value) -> int:
 
 
 def check_mask(mask, scores_shape) -> torch.Tensor:
-    """Check that ``mask`` is a boolean tensor that broadcasts against ``scores_shape`` ``(..., seq_q, seq_k)``."""
+    """Check that ``mask`` is a boolean tensor that broadcasts to exactly ``scores_shape`` ``(..., seq_q, seq_k)``.
+
+    A mask with more axes than the scores (e.g. ``(batch, 1, 1, seq_k)`` on 3-D queries) would make the result
+    bigger than the scores, so it is refused with its shape and the shapes that fit.
+    """
     if not isinstance(mask, torch.Tensor):
         raise CourseInputError(f"mask must be a boolean torch.Tensor (True = may attend), got {type(mask).__name__}")
     if mask.dtype != torch.bool:
         raise CourseInputError(f"mask must have dtype torch.bool (True = may attend), got {mask.dtype}")
+    scores_shape = tuple(scores_shape)
     try:
-        torch.broadcast_shapes(mask.shape, scores_shape)
+        fits = tuple(torch.broadcast_shapes(mask.shape, scores_shape)) == scores_shape
     except RuntimeError:
+        fits = False
+    if not fits:
+        extra = (
+            f"; it has {mask.dim()} axes but the scores have {len(scores_shape)}"
+            if mask.dim() > len(scores_shape)
+            else ""
+        )
         raise CourseInputError(
-            f"mask of shape {shape_str(mask.shape)} does not broadcast against the scores "
-            f"{shape_str(scores_shape)} (..., seq_q, seq_k)"
-        ) from None
+            f"mask of shape {shape_str(mask.shape)} does not broadcast to the scores {shape_str(scores_shape)} "
+            f"(..., seq_q, seq_k){extra}: each axis of the mask must be 1 or the scores' size, e.g. "
+            f"(seq_q, seq_k) = {shape_str(scores_shape[-2:])} or (..., 1, seq_k)"
+        )
     return mask

@@ -26,6 +26,10 @@ def softmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
     slice along ``dim`` non-negative and summing to 1 (or all zero for a fully masked slice).
     """
     check_tensor("scores", scores, "a tensor of scores, e.g. (batch, seq_q, seq_k)")
+    if isinstance(dim, bool) or not isinstance(dim, int) or not -scores.dim() <= dim < scores.dim():
+        raise CourseInputError(
+            f"dim must be an axis of scores {shape_str(scores.shape)}, between {-scores.dim()} and {scores.dim() - 1}, got {dim!r}"
+        )
     row_max = scores.amax(dim=dim, keepdim=True)
     row_max = torch.where(torch.isfinite(row_max), row_max, torch.zeros_like(row_max))
     exps = (scores - row_max).exp_()
@@ -63,6 +67,14 @@ def scaled_dot_product_attention(
             f"keys and values must have one row per position (same seq_k), got keys {shape_str(keys.shape)} "
             f"and values {shape_str(values.shape)}"
         )
+    for name, other in (("keys", keys), ("values", values)):
+        try:
+            torch.broadcast_shapes(queries.shape[:-2], other.shape[:-2])
+        except RuntimeError:
+            raise CourseInputError(
+                f"queries and {name} must have the same leading (batch, ...) axes, got queries {shape_str(queries.shape)} "
+                f"and {name} {shape_str(other.shape)}"
+            ) from None
     d_k = queries.shape[-1]
     # (Q / √d_k) Kᵀ equals Q Kᵀ / √d_k; scaling the (seq_q, d_k) queries is cheaper than the (seq_q, seq_k) scores
     scores = (queries / math.sqrt(d_k)) @ keys.transpose(-2, -1)  # (..., seq_q, seq_k)

@@ -82,13 +82,27 @@ class MultiHeadAttention(nn.Module):
                 raise CourseInputError(
                     f"{name} must be (batch, seq, d_model={self.d_model}), got {shape_str(tensor.shape)}"
                 )
+        if not keys.shape[0] == values.shape[0] == queries.shape[0]:
+            raise CourseInputError(
+                f"queries, keys and values must have the same batch size, got queries {shape_str(queries.shape)}, "
+                f"keys {shape_str(keys.shape)} and values {shape_str(values.shape)}"
+            )
+        if keys.shape[1] != values.shape[1]:
+            raise CourseInputError(
+                f"keys and values must have one row per position (same seq_k), got keys {shape_str(keys.shape)} "
+                f"and values {shape_str(values.shape)}"
+            )
+        if mask is not None and isinstance(mask, torch.Tensor) and mask.dim() not in (1, 2, 3, 4):
+            raise CourseInputError(
+                f"mask must be (seq_q, seq_k), (batch, seq_q, seq_k) or (batch, 1, seq_k), got {shape_str(mask.shape)}"
+            )
         # 1. project, 2. split into heads: (batch, num_heads, seq, d_head)
         q = split_heads(self.w_q(queries), self.num_heads)
         k = split_heads(self.w_k(keys), self.num_heads)
         v = split_heads(self.w_v(values), self.num_heads)
-        # 3. attend in every head at once; the mask gains a head axis
+        # 3. attend in every head at once; a (batch, seq_q, seq_k) mask gains a head axis after the batch axis
         if mask is not None and mask.dim() == 3:
-            mask = mask[:, None, :, :]  # (batch, 1, seq_q or 1, seq_k)
+            mask = mask[:, None, :, :]  # (batch, 1, seq_q or 1, seq_k), shared by every head
         heads, weights = scaled_dot_product_attention(q, k, v, mask)  # (batch, num_heads, seq_q, d_head)
         # 4. concatenate the heads and mix them with W_O
         output = self.w_o(merge_heads(heads))  # (batch, seq_q, d_model)
@@ -96,7 +110,11 @@ class MultiHeadAttention(nn.Module):
 
     @torch.no_grad()
     def load_from_torch(self, mha: nn.MultiheadAttention) -> "MultiHeadAttention":
-        """Copy the weights of a ``torch.nn.MultiheadAttention`` (same ``embed_dim`` and ``num_heads``) into this module."""
+        """Copy the weights of a ``torch.nn.MultiheadAttention`` (same ``embed_dim`` and ``num_heads``) into this module.
+
+        Refuses (``CourseInputError``) what cannot be copied exactly: biases on one side only, ``add_bias_kv``,
+        ``add_zero_attn``, or key/value sizes other than ``embed_dim``.
+        """
         if not isinstance(mha, nn.MultiheadAttention):
             raise CourseInputError(f"mha must be a torch.nn.MultiheadAttention, got {type(mha).__name__}")
         if mha.embed_dim != self.d_model or mha.num_heads != self.num_heads:
@@ -106,11 +124,22 @@ class MultiHeadAttention(nn.Module):
             )
         if mha.in_proj_weight is None:
             raise CourseInputError("only nn.MultiheadAttention with equal query/key/value sizes (kdim = vdim = embed_dim) can be copied")
+        if mha.bias_k is not None or mha.bias_v is not None or mha.add_zero_attn:
+            raise CourseInputError(
+                "cannot copy an nn.MultiheadAttention with add_bias_kv=True or add_zero_attn=True: they add a key and "
+                "value that this module does not have"
+            )
+        theirs, ours = mha.in_proj_bias is not None, self.w_q.bias is not None
+        if theirs != ours or (mha.out_proj.bias is not None) != ours:
+            raise CourseInputError(
+                f"cannot copy: the torch module has {'biases' if theirs else 'no biases'} and this one "
+                f"{'has' if ours else 'has none'}; create MultiHeadAttention({self.d_model}, {self.num_heads}, bias={theirs})"
+            )
         w_q, w_k, w_v = mha.in_proj_weight.chunk(3, dim=0)
         for linear, weight in ((self.w_q, w_q), (self.w_k, w_k), (self.w_v, w_v)):
             linear.weight.copy_(weight)
         self.w_o.weight.copy_(mha.out_proj.weight)
-        if self.w_q.bias is not None and mha.in_proj_bias is not None:
+        if ours:
             b_q, b_k, b_v = mha.in_proj_bias.chunk(3, dim=0)
             for linear, bias in ((self.w_q, b_q), (self.w_k, b_k), (self.w_v, b_v)):
                 linear.bias.copy_(bias)

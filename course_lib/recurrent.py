@@ -56,8 +56,15 @@ class VanillaRNN(nn.Module):
     @torch.no_grad()
     def load_from_torch(self, rnn: nn.RNN) -> "VanillaRNN":
         """Copy the weights of a one-layer, unidirectional, tanh ``torch.nn.RNN``."""
+        if not isinstance(rnn, nn.RNN):
+            raise CourseInputError(f"rnn must be a torch.nn.RNN, got {type(rnn).__name__}")
         if rnn.num_layers != 1 or rnn.bidirectional or rnn.nonlinearity != "tanh" or not rnn.bias:
             raise CourseInputError("only a one-layer, one-direction tanh nn.RNN with biases can be copied")
+        if (rnn.input_size, rnn.hidden_size) != (self.input_size, self.hidden_size) or getattr(rnn, "proj_size", 0):
+            raise CourseInputError(
+                f"cannot copy input_size={rnn.input_size}, hidden_size={rnn.hidden_size} into a VanillaRNN with "
+                f"input_size={self.input_size}, hidden_size={self.hidden_size}"
+            )
         self.w_xh.weight.copy_(rnn.weight_ih_l0)
         self.w_xh.bias.copy_(rnn.bias_ih_l0)
         self.w_hh.weight.copy_(rnn.weight_hh_l0)

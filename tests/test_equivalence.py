@@ -174,6 +174,55 @@ def test_multihead_matches_torch_with_causal_mask(dtype, atol):
     assert_close(output, ref_output, atol)
 
 
+def _random_mask(*shape, seed):
+    """A boolean mask (True = may attend) in which every query may attend to at least one key."""
+    mask = torch.rand(*shape, generator=torch.Generator().manual_seed(seed)) < 0.6
+    mask[..., 0] = True
+    return mask
+
+
+MASK_FORMS = ["(seq_q, seq_k)", "(batch, seq_q, seq_k)", "(batch, 1, seq_k)", "(batch, seq_q, seq_k) and (batch, 1, seq_k)"]
+
+
+@pytest.mark.parametrize("dtype,atol", DTYPES)
+@pytest.mark.parametrize("form", MASK_FORMS)
+@pytest.mark.parametrize("seq_q", [4, 3], ids=["seq_q=num_heads", "seq_q!=num_heads"])
+def test_multihead_mask_forms_match_torch(dtype, atol, form, seq_q):
+    """Every mask form the docstring promises, against nn.MultiheadAttention's attn_mask and key_padding_mask.
+
+    With seq_q == num_heads a mask whose head axis is put in the wrong place still broadcasts, so only the values
+    can tell; every row keeps one allowed key (torch gives NaN for a fully masked row, course_lib zeros).
+    """
+    batch, seq_k, d_model, num_heads = 3, 5, 16, 4
+    torch.manual_seed(7)
+    reference = nn.MultiheadAttention(d_model, num_heads, batch_first=True, dtype=dtype).eval()
+    ours = cl.MultiHeadAttention(d_model, num_heads).to(dtype).load_from_torch(reference)
+    queries = randn(batch, seq_q, d_model, dtype=dtype, seed=8)
+    memory = randn(batch, seq_k, d_model, dtype=dtype, seed=9)
+    torch_kwargs = {}
+    if form == "(seq_q, seq_k)":
+        mask = _random_mask(seq_q, seq_k, seed=10)
+        torch_kwargs["attn_mask"] = ~mask  # torch: True = blocked
+    elif form == "(batch, seq_q, seq_k)":
+        mask = _random_mask(batch, seq_q, seq_k, seed=11)
+        torch_kwargs["attn_mask"] = (~mask).repeat_interleave(num_heads, dim=0)  # torch: (batch * num_heads, L, S)
+    elif form == "(batch, 1, seq_k)":
+        mask = _random_mask(batch, 1, seq_k, seed=12)
+        torch_kwargs["key_padding_mask"] = ~mask[:, 0]
+    else:
+        per_query = _random_mask(batch, seq_q, seq_k, seed=13)
+        padding = torch.ones(batch, 1, seq_k, dtype=torch.bool)
+        padding[:, :, -2:] = False
+        per_query[..., :2] = True  # keep an allowed key after the padding is applied
+        mask = per_query & padding
+        torch_kwargs["attn_mask"] = (~per_query).repeat_interleave(num_heads, dim=0)
+        torch_kwargs["key_padding_mask"] = ~padding[:, 0]
+    output, weights = ours(queries, memory, memory, mask=mask)
+    ref_output, ref_weights = reference(queries, memory, memory, average_attn_weights=False, **torch_kwargs)
+    assert_close(output, ref_output, atol)
+    assert_close(weights, ref_weights, atol)
+
+
 def test_split_and_merge_heads_are_inverse_and_slice_features():
     x = torch.arange(2 * 3 * 8, dtype=torch.float32).reshape(2, 3, 8)
     heads = cl.split_heads(x, num_heads=4)
@@ -222,6 +271,25 @@ def test_layernorm_matches_torch(dtype, atol):
     assert_close(ours(x), reference(x), atol)
 
 
+@pytest.mark.parametrize("shift, spread", [(-1000.0, 1e-3), (1e4, 1.0), (5.0, 1e-2), (0.0, 1.0)])
+def test_layernorm_is_as_accurate_as_torch_on_badly_scaled_inputs(shift, spread):
+    """float32 against a float64 reference on the same inputs: course_lib's error is at most torch's (plus 1e-6)."""
+    x = randn(16, 32, 64, dtype=torch.float32, seed=14) * spread + shift
+    exact = F.layer_norm(x.double(), (64,), eps=1e-5)
+    ours = (cl.LayerNorm(64)(x).double() - exact).abs().max().item()
+    theirs = (F.layer_norm(x, (64,), eps=1e-5).double() - exact).abs().max().item()
+    assert ours <= theirs + 1e-6, f"course_lib error {ours:.3g}, torch error {theirs:.3g}"
+    assert ours < 1e-5
+
+
+def test_layernorm_load_from_torch_copies_eps():
+    reference = nn.LayerNorm(6, eps=0.5)
+    ours = cl.LayerNorm(6).load_from_torch(reference)
+    x = randn(3, 6, dtype=torch.float32) * 0.1
+    assert ours.eps == 0.5
+    assert_close(ours(x), reference(x), 1e-6)
+
+
 @pytest.mark.parametrize("dtype,atol", DTYPES)
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
 def test_encoder_block_matches_torch(dtype, atol, norm_first):
@@ -239,6 +307,13 @@ def test_encoder_block_matches_torch(dtype, atol, norm_first):
     mask = cl.causal_mask(6)
     assert_close(ours(x, mask), reference(x, src_mask=~mask), atol)
     assert ours.attention_weights.shape == (2, 4, 6, 6)
+
+
+def test_encoder_block_load_from_torch_copies_the_layer_norm_eps():
+    reference = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True, layer_norm_eps=0.3).eval()
+    ours = cl.TransformerEncoderBlock(8, 2, 16).load_from_torch(reference)
+    x = randn(2, 4, 8, dtype=torch.float32) * 0.2
+    assert_close(ours(x), reference(x), 1e-5)
 
 
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])

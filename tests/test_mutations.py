@@ -21,6 +21,8 @@ MUTATIONS = {
     "softmax without normalising": ("attention.py", "return exps / totals.clamp_min", "return exps + 0 * totals.clamp_min"),
     "attention softmax over the query axis": ("attention.py", "weights = torch.softmax(scores, dim=-1,", "weights = torch.softmax(scores, dim=-2,"),
     "mask filled with 0 instead of -inf": ("attention.py", 'masked_fill_(~allowed, float("-inf"))', "masked_fill_(~allowed, 0.0)"),
+    "multi-head mask with the head axis in the wrong place": ("multihead.py", "mask = mask[:, None, :, :]  # (batch, 1, seq_q or 1, seq_k)", "mask = mask[:, :, None, :]  # (batch, 1, seq_q or 1, seq_k)"),
+    "LayerNorm centred once in float32 only": ("blocks.py", "centered = centered - centered.mean(dim=-1, keepdim=True)", "centered = centered"),
     "merge heads without transposing back": ("multihead.py", "return x.transpose(1, 2).reshape(batch, seq, num_heads * d_head)", "return x.reshape(batch, seq, num_heads * d_head)"),
     "sin and cos swapped": ("positions.py", "encoding[:, 0::2] = torch.sin(angles)", "encoding[:, 0::2] = torch.cos(angles)"),
     "LayerNorm with the unbiased variance": ("blocks.py", "var = (centered * centered).mean(dim=-1, keepdim=True)", "var = (centered * centered).sum(dim=-1, keepdim=True) / (x.shape[-1] - 1)"),
