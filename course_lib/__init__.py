@@ -14,12 +14,27 @@ exercise checks). ``syllabus`` is the table of the course's notebooks and topics
 to read (the command line ``python -m course_lib``, slides, bundle, grading) lives in ``course_lib.tools``.
 """
 
-from .attention import causal_mask, padding_mask, scaled_dot_product_attention, softmax
-from .blocks import FeedForward, LayerNorm, Residual, TransformerEncoder, TransformerEncoderBlock
-from .multihead import MultiHeadAttention, merge_heads, split_heads
-from .positions import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding
-from .recurrent import VanillaRNN, input_gradient_norms
-from .reproducibility import get_device, set_seed
+try:
+    from .attention import causal_mask, padding_mask, scaled_dot_product_attention, softmax
+    from .blocks import FeedForward, LayerNorm, Residual, TransformerEncoder, TransformerEncoderBlock
+    from .multihead import MultiHeadAttention, merge_heads, split_heads
+    from .positions import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding
+    from .recurrent import VanillaRNN, input_gradient_norms
+    from .reproducibility import get_device, set_seed
+except ModuleNotFoundError as _missing:  # torch or numpy is not installed: the command line (doctor) still runs
+    if _missing.name not in ("torch", "numpy"):
+        raise
+    _MISSING = _missing.name
+
+    def __getattr__(name: str):
+        if name in __all__:
+            import sys
+
+            raise ImportError(
+                f"course_lib needs {_MISSING}, which is not installed in this Python ({sys.executable}). "
+                "Run `python -m course_lib doctor` to see what is missing and how to fix it."
+            )
+        raise AttributeError(f"module 'course_lib' has no attribute {name!r}")
 
 __version__ = "0.1.0"
 

@@ -6,7 +6,10 @@ expected, e.g. ``queries must be (batch, seq, d_k), got (5, 8)``, not a tracebac
 
 from __future__ import annotations
 
-import torch
+try:
+    import torch
+except ModuleNotFoundError:  # only the error classes are usable without torch (`python -m course_lib doctor` on a bare Python)
+    torch = None
 
 
 class CommandError(Exception):

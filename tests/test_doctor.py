@@ -57,3 +57,30 @@ def test_output_piped_into_a_reader_that_stops_early_gives_no_traceback():
     stderr = process.stderr.read().decode()
     process.wait(timeout=60)
     assert "Traceback" not in stderr, stderr
+
+
+def _bare_python(*args, cwd):
+    """This Python without its site-packages (``-S``): no torch, numpy, yaml, jupyter; course_lib from the repository."""
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(root)
+    return subprocess.run([sys.executable, "-S", *args], capture_output=True, text=True, timeout=120, cwd=cwd, env=env)
+
+
+def test_doctor_runs_on_a_bare_python_and_prints_its_fail_table(tmp_path):
+    check = _bare_python("-c", "import torch", cwd=tmp_path)
+    assert check.returncode != 0, "this test needs a Python whose -S hides torch"
+    result = _bare_python("-m", "course_lib", "doctor", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert "FAIL  torch" in result.stdout and "FAIL  pyyaml" in result.stdout and "make install" in result.stdout
+
+
+def test_other_commands_and_the_library_explain_a_missing_package(tmp_path):
+    result = _bare_python("-m", "course_lib", "quiz", "check", cwd=tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr and "doctor" in result.stderr, result.stderr
+    result = _bare_python("-c", "import course_lib; course_lib.LayerNorm", cwd=tmp_path)
+    assert "course_lib needs torch" in result.stderr and "doctor" in result.stderr

@@ -44,6 +44,13 @@ def main(argv: list[str] | None = None) -> int:
     except CommandError as exc:  # a problem the user can fix: its message, no traceback
         print(exc, file=sys.stderr)
         return 2
+    except ModuleNotFoundError as exc:  # the most common setup problem: a package missing from this Python
+        print(
+            f"This command needs the package {exc.name!r}, which is not installed in this Python ({sys.executable}). "
+            "Run `python -m course_lib doctor` to see everything that is missing and how to fix it.",
+            file=sys.stderr,
+        )
+        return 2
     except OSError as exc:  # a file that cannot be read or written: which one and why
         print(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
         return 2
