@@ -170,6 +170,21 @@ def test_build_writes_only_what_changed(workdir):
     assert cli.main(["exercises", "build", "--check", "--dir", str(workdir)]) == 0
 
 
+@pytest.mark.parametrize("broken", ["not json at all", '{"cells": "not a list"}'], ids=["not JSON", "not a notebook"])
+def test_build_validates_every_solution_before_writing_anything(workdir, broken, capsys):
+    for name in ("ex01_rnn", "ex02_attention"):  # stale learner notebooks that a build would rewrite
+        generate.learner_path(workdir, name).write_text("{}", encoding="utf-8")
+    before = {path: path.read_bytes() for path in workdir.rglob("*.ipynb")}
+    generate.solution_path(workdir, "ex05_layernorm_residual").write_text(broken, encoding="utf-8")
+    before[generate.solution_path(workdir, "ex05_layernorm_residual")] = broken.encode()
+    for argv in (["exercises", "build"], ["exercises", "build", "--check"], ["exercises", "build", "--execute"]):
+        assert cli.main([*argv, "--dir", str(workdir)]) == 2
+        err = capsys.readouterr().err
+        assert "ex05_layernorm_residual.ipynb" in err and "not a valid notebook" in err and "Traceback" not in err, err
+    assert {path: path.read_bytes() for path in workdir.rglob("*.ipynb")} == before, "nothing may be written"
+    assert not (workdir / "backups").exists()
+
+
 def test_build_check_reports_a_stale_learner_notebook(workdir, capsys):
     path = generate.learner_path(workdir, "ex01_rnn")
     path.write_text(path.read_text(encoding="utf-8").replace("rnn_step", "rnn_stp"), encoding="utf-8")

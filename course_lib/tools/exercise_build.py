@@ -107,12 +107,31 @@ def learner_path(exercises_dir: Path, name: str) -> Path:
     return Path(exercises_dir) / f"{name}.ipynb"
 
 
+def read_solution(path: Path):
+    """Read and validate one solution notebook; a file that is missing, not JSON or not a notebook is a GenerationError."""
+    import warnings
+
+    import nbformat
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # nbformat warns about missing cell ids and the like; we validate below
+            notebook = nbformat.read(path, as_version=4)
+            nbformat.validate(notebook)
+    except FileNotFoundError:
+        raise GenerationError(f"{path}: the solution notebook is missing") from None
+    except Exception as exc:  # NotJSONError, ValidationError, UnicodeDecodeError, OSError, ...
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise GenerationError(f"{path}: not a valid notebook ({type(exc).__name__}{': ' + text[:200] if text else ''})") from None
+    return notebook
+
+
 def generate_text(exercises_dir: Path, name: str) -> str:
     """The learner notebook for exercise ``name``, as the text a fresh build would write."""
     import nbformat
 
     path = solution_path(exercises_dir, name)
-    solution = nbformat.read(path, as_version=4)
+    solution = read_solution(path)
     try:
         notebook = learner_version(solution)
     except GenerationError as exc:

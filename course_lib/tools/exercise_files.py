@@ -260,17 +260,17 @@ def build(exercises_dir: Path | None = None, execute: bool = False, timeout: flo
     """Generate the learner notebooks; with ``execute``, first re-run the solutions in place and require every check to pass.
 
     A learner notebook that is about to change is first saved to ``backups/`` (as ``reset`` does), so running
-    ``build`` by mistake never loses a learner's work.
+    ``build`` by mistake never loses a learner's work. Every solution is read and every learner notebook generated
+    before anything is written: one malformed solution notebook leaves every file as it was.
     """
     exercises_dir = require_solutions(Path(exercises_dir) if exercises_dir else default_exercises_dir())
+    fresh_texts = _generate_all(exercises_dir)  # validate everything first ...
     if execute:
         execute_solutions(exercises_dir, timeout=timeout, echo=echo)
+        fresh_texts = _generate_all(exercises_dir)  # the executed solutions carry new outputs; regenerate from them
     results = []
-    for name in EXERCISES:
-        try:
-            fresh = generate.generate_text(exercises_dir, name).encode("utf-8")
-        except generate.GenerationError as exc:
-            raise ExerciseToolError(str(exc)) from None
+    for name in EXERCISES:  # ... then write
+        fresh = fresh_texts[name]
         target = generate.learner_path(exercises_dir, name)
         old = target.read_bytes() if target.exists() else None
         backup = None
@@ -286,17 +286,33 @@ def build(exercises_dir: Path | None = None, execute: bool = False, timeout: flo
     return results
 
 
+def _generate_all(exercises_dir: Path) -> dict[str, bytes]:
+    texts = {}
+    for name in EXERCISES:
+        try:
+            texts[name] = generate.generate_text(exercises_dir, name).encode("utf-8")
+        except generate.GenerationError as exc:
+            raise ExerciseToolError(f"{exc}. Nothing was written.") from None
+    return texts
+
+
 def execute_solutions(exercises_dir: Path, timeout: float = 120.0, echo=print) -> None:
-    """Run each solution notebook top to bottom in a fresh kernel and store its outputs (execution counts in order)."""
+    """Run each solution notebook top to bottom in a fresh kernel and store its outputs (execution counts in order).
+
+    Every solution runs first; the files are written only when all of them ran and every check passed.
+    """
     import subprocess
 
-    import nbformat
     from nbclient import NotebookClient
 
     failures = []
+    executed = []
     for name in EXERCISES:
         path = generate.solution_path(exercises_dir, name)
-        notebook = nbformat.read(path, as_version=4)
+        try:
+            notebook = generate.read_solution(path)
+        except generate.GenerationError as exc:
+            raise ExerciseToolError(f"{exc}. Nothing was written.") from None
         client = NotebookClient(
             notebook, kernel_name="python3", timeout=int(timeout), record_timing=False,
             shutdown_kernel="immediate", resources={"metadata": {"path": str(path.parent)}},
@@ -312,8 +328,10 @@ def execute_solutions(exercises_dir: Path, timeout: float = 120.0, echo=print) -
                 text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
                 if not text.startswith("✅") or "❌" in text or "⏳" in text:
                     failures.append(f"{name}: {text.strip() or 'no output'}")
-        path.write_text(generate.render(notebook), encoding="utf-8")
+        executed.append((path, notebook))
         if echo:
             echo(f"  executed solutions/{path.name}")
     if failures:
-        raise ExerciseToolError("Some solution checks do not pass:\n" + "\n".join(failures))
+        raise ExerciseToolError("Some solution checks do not pass (nothing was written):\n" + "\n".join(failures))
+    for path, notebook in executed:
+        path.write_text(generate.render(notebook), encoding="utf-8")
