@@ -5,6 +5,7 @@ Every tool works on a folder passed in, so these tests use temporary copies and 
 exercises/ (only read it).
 """
 
+import csv
 import datetime as dt
 import shutil
 import subprocess
@@ -341,16 +342,16 @@ def test_grading_survives_crashing_and_hanging_submissions(workdir, tmp_path):
 
     after = {path: path.read_bytes() for path in submissions.rglob("*") if path.is_file()}
     assert after == before, "grading must never modify the submissions"
-    rows = (out / "scores.csv").read_text(encoding="utf-8").splitlines()
-    assert rows[0] == "learner," + ",".join(EXERCISES) + ",pass,fail,error,timeout,missing,checks_passed,checks_total"
-    table = {row.split(",")[0]: row.split(",") for row in rows[1:]}
-    assert table["alice"][1:7] == ["missing", "missing", "missing", "pass", "fail", "missing"]
-    assert table["alice"][7:] == ["1", "1", "0", "0", "4", "1", "12"]
-    assert table["bob"][4] == "error" and table["carol"][5] == "timeout"
+    rows = list(csv.DictReader((out / "scores.csv").open(encoding="utf-8")))
+    table = {row["student_id"]: row for row in rows}
+    assert [table["alice"][e] for e in EXERCISES] == ["missing", "missing", "missing", "pass", "fail", "missing"]
+    assert [table["alice"][k] for k in ("pass", "fail", "error", "timeout", "missing", "points", "points_possible")] == ["1", "1", "0", "0", "4", "1", "12"]
+    assert table["alice"]["ex04_positional_encoding points"] == "1" and table["alice"]["ex05_layernorm_residual:check_layer_norm"] == "not_implemented"
+    assert table["bob"]["ex04_positional_encoding"] == "error" and table["carol"]["ex05_layernorm_residual"] == "timeout"
     markdown = (out / "scores.md").read_text(encoding="utf-8")
-    assert "| alice | missing | missing | missing | pass | fail | missing | 1 | 1 | 0 | 0 | 4 | 1/12 |" in markdown
-    assert "kernel died" in markdown and "did not finish within 10 s" in markdown
-    assert "stray.ipynb" in markdown and "Skipped files" in markdown
+    assert "| alice | missing 0/2 | missing 0/3 | missing 0/3 | pass 1/1 | fail 0/2 | missing 0/1 | 1 | 1 | 0 | 0 | 4 | 1/12 |" in markdown
+    assert "process died" in markdown and "did not finish" in markdown
+    assert "stray.ipynb" in markdown and "notes.txt" in markdown and "Skipped files" in markdown
 
 
 def test_grading_refuses_to_write_into_the_submissions(tmp_path, capsys):

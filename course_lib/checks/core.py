@@ -156,8 +156,13 @@ class _Verdict:
 
 def run_check(spec: CheckSpec, function: Any, verbose: bool = True) -> CheckResult:
     """Run ``spec`` on the learner's ``function``, print the verdict (if ``verbose``) and return it."""
+    return judge(spec, LearnerCalls(function), verbose)
+
+
+def judge(spec: CheckSpec, calls: "LearnerCalls", verbose: bool = False) -> CheckResult:
+    """Run ``spec`` against ``calls`` (the learner's function here, or answers recorded in a sandbox: ``remote``)."""
     try:
-        result = _evaluate(spec, function)
+        result = _evaluate(spec, calls)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # the safety net: whatever happened, the learner gets a message, not a traceback
@@ -175,8 +180,40 @@ def run_check(spec: CheckSpec, function: Any, verbose: bool = True) -> CheckResu
     return result
 
 
-def _evaluate(spec: CheckSpec, function: Any) -> CheckResult:
-    problem = _not_a_function(spec, function)
+class LearnerCalls:
+    """How a check reaches the learner's function: by calling it, in this process.
+
+    ``course_lib.checks.remote`` records what these calls returned inside a sandbox and replays the record on the
+    trusted side, so the same judging code grades a submission without running any of its code there.
+    """
+
+    def __init__(self, function: Any):
+        self.function = function
+
+    def problem(self, spec: CheckSpec) -> str | None:
+        return _not_a_function(spec, self.function)
+
+    def signature(self, spec: CheckSpec, args: tuple) -> str | None:
+        return _signature_mismatch(spec, self.function, args)
+
+    def call(self, spec: CheckSpec, number: int, args: tuple) -> Any:
+        """The learner's result for test ``number``; raises what the learner's function raised."""
+        return call_with_time_limit(self.function, args)
+
+    def changed(self, spec: CheckSpec, number: int, before: tuple, after: tuple) -> list[str]:
+        return _changed_inputs(spec, before, after)
+
+    def gradients(self, spec: CheckSpec, number: int, args: tuple) -> dict:
+        return learner_gradients(spec, self.function, args)
+
+    @property
+    def traceable(self) -> bool:
+        """Can stage diagnosis run the function again (only in the learner's own process)?"""
+        return True
+
+
+def _evaluate(spec: CheckSpec, calls: LearnerCalls) -> CheckResult:
+    problem = calls.problem(spec)
     if problem:
         return _result(spec, FAILED, problem)
     total = len(spec.cases)
@@ -184,12 +221,12 @@ def _evaluate(spec: CheckSpec, function: Any) -> CheckResult:
         args, expected = case.build()
         where = f"In test {number} of {total} ({case.label}), called with {_call_text(spec, args)}."
         if number == 1:
-            mismatch = _signature_mismatch(spec, function, args)
+            mismatch = calls.signature(spec, args)
             if mismatch:
                 return _result(spec, ERROR, mismatch, f"Keep the signature from the exercise: {spec.function}({', '.join(spec.arg_names)}).", "signature")
         learner_args, before = _clone(args), _clone(args)
         try:
-            value = call_with_time_limit(function, learner_args)
+            value = calls.call(spec, number, learner_args)
         except KeyboardInterrupt:
             raise
         except TimeLimitExceeded as exc:
@@ -200,7 +237,7 @@ def _evaluate(spec: CheckSpec, function: Any) -> CheckResult:
             return _raised(spec, exc, where)
         if value is NotImplemented:
             return _not_implemented(spec, None)
-        changed = _changed_inputs(spec, before, learner_args)
+        changed = calls.changed(spec, number, before, learner_args)
         if changed:
             names = " and ".join(f"`{name}`" for name in changed)
             return _result(
@@ -213,8 +250,9 @@ def _evaluate(spec: CheckSpec, function: Any) -> CheckResult:
                 where=where,
             )
         verdict = _judge(spec, value, expected, args)
-        if verdict is not None and verdict.mistake in (None, "wrong_values", "wrong_shape", "not_finite") and spec.stages is not None:
-            steps = _stage_text(spec, function, args, expected)
+        stageable = verdict is not None and verdict.mistake in (None, "wrong_values", "wrong_shape", "not_finite")
+        if stageable and spec.stages is not None and calls.traceable:
+            steps = _stage_text(spec, calls.function, args, expected)
             if steps:
                 verdict.hint = steps + (" " + verdict.hint if verdict.mistake != "wrong_values" else "")
         if verdict is not None:
@@ -223,7 +261,7 @@ def _evaluate(spec: CheckSpec, function: Any) -> CheckResult:
         for number, case in enumerate(spec.cases, 1):
             args, _ = case.build()
             where = f"In test {number} of {total} ({case.label}), called with {_call_text(spec, args)}."
-            verdict = _gradient_verdict(spec, function, args)
+            verdict = _gradient_verdict(spec, calls, number, args)
             if verdict is not None:
                 return _result(spec, verdict.status, verdict.text, verdict.hint, verdict.mistake, where=where)
     return CheckResult(spec.name, True, PASSED, f"{ICONS[PASSED]} {spec.name}: all {total} tests passed. {spec.success}")
@@ -341,63 +379,100 @@ def _timed_out(spec: CheckSpec, exc: BaseException, where: str) -> CheckResult:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _gradient_verdict(spec: CheckSpec, function: Any, args: tuple) -> _Verdict | None:
-    """Compare the gradients of a fixed random projection of the outputs with the reference's (``spec.reference``)."""
-    names = list(spec.arg_names) + [f"argument {i + 1}" for i in range(len(spec.arg_names), len(args))]
-    wanted = [i for i, arg in enumerate(args) if isinstance(arg, torch.Tensor) and arg.is_floating_point()]
+def _differentiable(args: tuple) -> list[int]:
+    return [i for i, arg in enumerate(args) if isinstance(arg, torch.Tensor) and arg.is_floating_point()]
+
+
+def _leaves(args: tuple, wanted: list[int]) -> tuple:
+    return tuple(arg.detach().clone().requires_grad_(True) if i in wanted else arg for i, arg in enumerate(args))
+
+
+def _cotangents(shapes) -> list[torch.Tensor]:
+    """Fixed random weights for the outputs: the loss is Σ output · weight (a plain sum gives softmax a zero gradient)."""
+    gen = generator(1234)
+    return [torch.randn(tuple(shape), generator=gen, dtype=torch.float64) for shape in shapes]
+
+
+def learner_gradients(spec: CheckSpec, function: Any, args: tuple) -> dict:
+    """The learner side of the gradient comparison, as plain data (``remote`` sends it out of a sandbox).
+
+    ``{"kind": "grads", "grads": [...]}`` (one per differentiable argument, None where unused), ``{"kind": "cut",
+    "items": [...]}`` (outputs with no gradient), ``{"kind": "error", "text": ...}`` or ``{"kind": "skip"}``.
+    """
+    wanted = _differentiable(args)
     if not wanted:
-        return None
-
-    def leaves():
-        return tuple(arg.detach().clone().requires_grad_(True) if i in wanted else arg for i, arg in enumerate(args))
-
+        return {"kind": "skip"}
     with torch.enable_grad(), quiet_rng():
-        reference_args = leaves()
-        reference_out = _tensors(spec.reference(*reference_args))
-        gen = generator(1234)
-        cotangents = [torch.randn(out.shape, generator=gen, dtype=torch.float64) for out in reference_out]
-        reference_loss = sum((out.double() * c).sum() for out, c in zip(reference_out, cotangents))
-        reference_grads = torch.autograd.grad(reference_loss, [reference_args[i] for i in wanted], allow_unused=True)
-        learner_args = leaves()
+        learner_args = _leaves(args, wanted)
         try:
             value = call_with_time_limit(function, learner_args)
         except (KeyboardInterrupt, TimeLimitExceeded):
             raise
         except BaseException:
-            return None  # it ran fine on the same inputs without gradients; nothing more to learn here
+            return {"kind": "skip"}  # it ran fine on the same inputs without gradients; nothing more to learn here
         got = _tensors(value)
-        if got is None or len(got) != len(reference_out):
-            return None
-        item_names = _item_names(spec.output)
-        cut = [name.strip(": ") for out, name in zip(got, item_names) if not out.requires_grad]
+        if got is None:
+            return {"kind": "skip"}
+        names = [name.strip(": ") for name in _item_names(spec.output)]
+        cut = [name for out, name in zip(got, names) if not out.requires_grad]
         if cut:
-            subject = f"no gradient flows back from {' and '.join(cut)}" if cut != [""] else "no gradient flows back"
-            return _Verdict(
-                f"the values are right, but {subject} to the inputs: something in your function cuts the computation "
-                "graph, so a model built on it could not learn.",
-                spec.gradient_hint
-                or "Look for .detach(), .item(), .tolist(), .numpy(), torch.no_grad(), or a new tensor built from "
-                "values (torch.tensor(...)); compute everything from the input tensors with torch operations.",
-                "no_gradient",
-            )
-        loss = sum((out.double() * c).sum() for out, c in zip(got, cotangents))
+            return {"kind": "cut", "items": cut}
         try:
-            learner_grads = torch.autograd.grad(loss, [learner_args[i] for i in wanted], allow_unused=True)
+            loss = sum((out.double() * c).sum() for out, c in zip(got, _cotangents(out.shape for out in got)))
+            grads = torch.autograd.grad(loss, [learner_args[i] for i in wanted], allow_unused=True)
         except RuntimeError as exc:
-            return _Verdict(
-                f"the values are right, but the gradient cannot be computed through your function ({_exception_text(exc)}).",
-                "This usually comes from an in-place operation (x -= ..., x[...] = ..., .add_(), masked_fill_) on a tensor "
-                "that autograd still needs. Use the out-of-place versions.",
-                "no_gradient",
-            )
+            return {"kind": "error", "text": _exception_text(exc)}
+    return {"kind": "grads", "grads": [None if g is None else g.detach().double() for g in grads]}
+
+
+def _gradient_verdict(spec: CheckSpec, calls: LearnerCalls, number: int, args: tuple) -> _Verdict | None:
+    """Compare the gradients of a fixed random projection of the outputs with the reference's (``spec.reference``)."""
+    names = list(spec.arg_names) + [f"argument {i + 1}" for i in range(len(spec.arg_names), len(args))]
+    wanted = _differentiable(args)
+    if not wanted:
+        return None
+    with torch.enable_grad(), quiet_rng():
+        reference_args = _leaves(args, wanted)
+        reference_out = _tensors(spec.reference(*reference_args))
+        reference_loss = sum((out.double() * c).sum() for out, c in zip(reference_out, _cotangents(out.shape for out in reference_out)))
+        reference_grads = torch.autograd.grad(reference_loss, [reference_args[i] for i in wanted], allow_unused=True)
+    learner = calls.gradients(spec, number, args)
+    kind = learner.get("kind") if isinstance(learner, dict) else None
+    if kind == "cut":
+        cut = [str(item) for item in learner.get("items", [])]
+        subject = f"no gradient flows back from {' and '.join(cut)}" if cut and cut != [""] else "no gradient flows back"
+        return _Verdict(
+            f"the values are right, but {subject} to the inputs: something in your function cuts the computation "
+            "graph, so a model built on it could not learn.",
+            spec.gradient_hint
+            or "Look for .detach(), .item(), .tolist(), .numpy(), torch.no_grad(), or a new tensor built from "
+            "values (torch.tensor(...)); compute everything from the input tensors with torch operations.",
+            "no_gradient",
+        )
+    if kind == "error":
+        return _Verdict(
+            f"the values are right, but the gradient cannot be computed through your function ({_shorten(str(learner.get('text', '')), 300)}).",
+            "This usually comes from an in-place operation (x -= ..., x[...] = ..., .add_(), masked_fill_) on a tensor "
+            "that autograd still needs. Use the out-of-place versions.",
+            "no_gradient",
+        )
+    if kind != "grads":
+        return None
+    learner_grads = list(learner.get("grads", []))
+    if len(learner_grads) != len(wanted):
+        return None
     mine = {names[i]: g for i, g in zip(wanted, learner_grads)}
     theirs = {names[i]: g for i, g in zip(wanted, reference_grads)}
     wrong = []
     for name in mine:
-        a = torch.zeros_like(args[names.index(name)], dtype=torch.float64) if mine[name] is None else mine[name].double()
-        b = torch.zeros_like(a) if theirs[name] is None else theirs[name].double()
+        reference = theirs[name]
+        b = torch.zeros(args[names.index(name)].shape, dtype=torch.float64) if reference is None else reference.double()
+        a = torch.zeros_like(b) if mine[name] is None else mine[name]
+        if not isinstance(a, torch.Tensor) or a.shape != b.shape:
+            wrong.append(name)
+            continue
         scale = max(1.0, float(b.abs().max())) if b.numel() else 1.0
-        if a.shape != b.shape or not torch.allclose(a, b, atol=1e-4 * scale, rtol=1e-3, equal_nan=False):
+        if not torch.allclose(a.double(), b, atol=1e-4 * scale, rtol=1e-3, equal_nan=False):
             wrong.append(name)
     if not wrong:
         return None
@@ -850,10 +925,22 @@ def _is_library(filename: str) -> bool:
     return any(resolved == root or resolved.startswith(root + "/") or resolved.startswith(root + "\\") for root in _ROOTS)
 
 
+@dataclass(frozen=True)
+class RecordedFrame:
+    """A learner frame described in a sandbox: the function's name, the source line, and where it is."""
+
+    name: str
+    line: str
+    location: str
+
+
 def _learner_frame(exc: BaseException | None):
     """The deepest frame of the traceback that belongs to the learner's code (a notebook cell or their file)."""
     if exc is None:
         return None
+    recorded = getattr(exc, "_course_frame", None)
+    if isinstance(recorded, RecordedFrame):
+        return recorded
     try:
         frames = traceback.extract_tb(exc.__traceback__)
     except Exception:
@@ -865,6 +952,8 @@ def _learner_frame(exc: BaseException | None):
 
 
 def _frame_location(frame) -> str:
+    if isinstance(frame, RecordedFrame):
+        return frame.location
     try:
         from IPython import get_ipython  # only inside Jupyter/IPython
 
@@ -882,6 +971,8 @@ def _is_stub(exc: BaseException) -> bool:
     """True for the exercise's ``raise NotImplementedError(...)`` line (not for a NotImplementedError raised by torch)."""
     if not isinstance(exc, NotImplementedError):
         return False
+    if hasattr(exc, "_course_stub"):
+        return bool(exc._course_stub)
     frame = _learner_frame(exc)
     if frame is None:
         return False

@@ -4,7 +4,7 @@
     python -m course_lib exercises reset ex02_attention        # your version is backed up first
     python -m course_lib exercises progress                    # which exercises pass
     python -m course_lib exercises build [--execute]           # instructors: regenerate the learner notebooks
-    python -m course_lib exercises grade SUBMISSIONS --out DIR [--timeout 60]
+    python -m course_lib exercises grade SUBMISSIONS --out DIR [--exercise ex02] [--timeout 60] [--jobs N]
 """
 
 from __future__ import annotations
@@ -61,14 +61,21 @@ def register(subparsers) -> None:
 
     grade = actions.add_parser(
         "grade",
-        help="instructors: run submitted notebooks and write a score table (Markdown and CSV)",
-        description="Run every submitted exercise notebook headless (copies, each with a time limit) and write "
-        "scores.md and scores.csv. Layout: one subfolder per learner (alice/ex02_attention.ipynb) or files named "
+        help="instructors: run submitted notebooks in a sandbox and write score tables (Markdown and CSV)",
+        description="Run every submitted exercise notebook in a sandbox (bubblewrap where the machine allows it), "
+        "judge what its functions return against course_lib, and write scores.md, scores.csv, checks.csv and "
+        "gradebook.csv. Layout: one subfolder per learner (alice/ex02_attention.ipynb) or files named "
         "alice__ex02_attention.ipynb.",
     )
     grade.add_argument("submissions", help="folder with the submitted notebooks")
-    grade.add_argument("--out", required=True, help="folder for scores.md and scores.csv (outside the submissions)")
-    _run_options(grade)
+    grade.add_argument("--out", required=True, help="folder for the reports (outside the submissions)")
+    grade.add_argument(
+        "--exercise", action="append", default=None, metavar="NAME",
+        help="grade only this exercise (ex02, 2 or ex02_attention); repeat for several (default: all)",
+    )  # fmt: skip
+    grade.add_argument("--require-sandbox", action="store_true", help="refuse to grade when no sandbox is available")
+    grade.add_argument("--timeout", type=float, default=60.0, help="seconds for each notebook's cells (default: 60)")
+    grade.add_argument("--jobs", type=int, default=None, help="notebooks graded at the same time (default: one per CPU core)")
     grade.set_defaults(handler=_grade)
 
 
@@ -106,8 +113,7 @@ def _reset(args) -> int:
 def _progress(args) -> int:
     from . import exercise_files as tools
 
-    if args.timeout <= 0 or args.jobs < 1:
-        raise tools.ExerciseToolError("--timeout must be positive and --jobs at least 1.")
+    _check_run_options(args)
     rows = tools.progress(args.dir, args.names or None, timeout=args.timeout, jobs=args.jobs)
     return 0 if rows else 1
 
@@ -134,9 +140,22 @@ def _build(args) -> int:
 def _grade(args) -> int:
     from . import exercise_files as tools
 
-    if args.timeout <= 0 or args.jobs < 1:
-        raise tools.ExerciseToolError("--timeout must be positive and --jobs at least 1.")
+    _check_run_options(args)
     from . import grading
 
-    grading.grade(Path(args.submissions), Path(args.out), timeout=args.timeout, jobs=args.jobs)
+    grading.grade(
+        Path(args.submissions), Path(args.out), timeout=args.timeout, jobs=args.jobs, exercises=args.exercise,
+        require_sandbox=args.require_sandbox,
+    )  # fmt: skip
     return 0
+
+
+def _check_run_options(args) -> None:
+    import math
+
+    from .exercise_files import ExerciseToolError
+
+    if not math.isfinite(args.timeout) or args.timeout <= 0:
+        raise ExerciseToolError(f"--timeout must be a positive number of seconds, got {args.timeout:g}.")
+    if args.jobs is not None and args.jobs < 1:
+        raise ExerciseToolError(f"--jobs must be at least 1, got {args.jobs}.")
