@@ -36,6 +36,7 @@ except ModuleNotFoundError as _missing:  # torch or numpy is not installed: the 
             )
         raise AttributeError(f"module 'course_lib' has no attribute {name!r}")
 
+
 __version__ = "0.1.0"
 
 __all__ = [

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 try:
     import torch
-except ModuleNotFoundError:  # only the error classes are usable without torch (`python -m course_lib doctor` on a bare Python)
+except (
+    ModuleNotFoundError
+):  # only the error classes are usable without torch (`python -m course_lib doctor` on a bare Python)
     torch = None
 
 
@@ -41,7 +43,9 @@ def check_tensor(name: str, value, expected: str, min_dim: int = 1, max_dim: int
     return value
 
 
-def check_features(name: str, value, size: int, expected: str, min_dim: int = 1, max_dim: int | None = None) -> torch.Tensor:
+def check_features(
+    name: str, value, size: int, expected: str, min_dim: int = 1, max_dim: int | None = None
+) -> torch.Tensor:
     """Check ``value`` like ``check_tensor`` and that its last axis (the features) has ``size`` entries."""
     check_tensor(name, value, expected, min_dim=min_dim, max_dim=max_dim)
     if value.shape[-1] != size:

@@ -84,7 +84,9 @@ def scaled_dot_product_attention(
         allowed = mask | blocked_rows  # such a row gets finite scores here (no 0/0 = NaN) and zero weights below
         # blocked keys get a score of −inf, so weight exp(−inf) = 0; adding a table of 0 and −inf broadcasts over
         # batch and heads faster than masked_fill on the scores
-        scores += torch.zeros(allowed.shape, dtype=scores.dtype, device=scores.device).masked_fill_(~allowed, float("-inf"))
+        scores += torch.zeros(allowed.shape, dtype=scores.dtype, device=scores.device).masked_fill_(
+            ~allowed, float("-inf")
+        )
     # The stable softmax above (subtract the row maximum, exponentiate, normalise), which PyTorch fuses into one pass.
     # With no gradient to compute (inference, plots) it overwrites the scores: one (seq_q, seq_k) table in memory
     # instead of two. Training keeps both, because the backward pass of softmax needs its output.
@@ -115,7 +117,9 @@ def padding_mask(lengths: torch.Tensor, seq_len: int) -> torch.Tensor:
     check_positive_int("seq_len", seq_len)
     lengths = torch.as_tensor(lengths)
     if lengths.dim() != 1 or lengths.is_floating_point():
-        raise CourseInputError(f"lengths must be a 1-D integer tensor (batch,), got {lengths.dtype} {shape_str(lengths.shape)}")
+        raise CourseInputError(
+            f"lengths must be a 1-D integer tensor (batch,), got {lengths.dtype} {shape_str(lengths.shape)}"
+        )
     if (lengths < 0).any() or (lengths > seq_len).any():
         raise CourseInputError(f"lengths must lie between 0 and seq_len={seq_len}, got {lengths.tolist()}")
     positions = torch.arange(seq_len, device=lengths.device)  # (seq_len,)

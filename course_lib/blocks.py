@@ -10,7 +10,7 @@ The flags ``residual`` and ``layer_norm`` exist so notebook 05 can remove a part
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -51,7 +51,7 @@ class LayerNorm(nn.Module):
         return self.gamma * centered * torch.rsqrt(var + self.eps) + self.beta
 
     @torch.no_grad()
-    def load_from_torch(self, norm: nn.LayerNorm) -> "LayerNorm":
+    def load_from_torch(self, norm: nn.LayerNorm) -> LayerNorm:
         """Copy γ (``weight``) and β (``bias``) and eps from a ``torch.nn.LayerNorm`` over the last axis."""
         if not isinstance(norm, nn.LayerNorm):
             raise CourseInputError(f"norm must be a torch.nn.LayerNorm, got {type(norm).__name__}")
@@ -80,7 +80,14 @@ class Residual(nn.Module):
     forward(x, sublayer): x ``(batch, seq, d_model)``; ``sublayer`` maps that shape to itself.
     """
 
-    def __init__(self, d_model: int, norm_first: bool = False, dropout: float = 0.0, residual: bool = True, layer_norm: bool = True):
+    def __init__(
+        self,
+        d_model: int,
+        norm_first: bool = False,
+        dropout: float = 0.0,
+        residual: bool = True,
+        layer_norm: bool = True,
+    ):
         super().__init__()
         self.norm_first = norm_first
         self.residual = residual
@@ -156,7 +163,7 @@ class TransformerEncoderBlock(nn.Module):
         return x
 
     @torch.no_grad()
-    def load_from_torch(self, layer: nn.TransformerEncoderLayer) -> "TransformerEncoderBlock":
+    def load_from_torch(self, layer: nn.TransformerEncoderLayer) -> TransformerEncoderBlock:
         """Copy the weights of a ``torch.nn.TransformerEncoderLayer`` (ReLU activation, same sizes, eps included).
 
         Refuses (``CourseInputError``) what cannot be copied exactly: another activation, another ``d_model`` or
@@ -171,7 +178,9 @@ class TransformerEncoderBlock(nn.Module):
         activation = layer.activation
         if not (activation is torch.nn.functional.relu or isinstance(activation, nn.ReLU)):
             name = getattr(activation, "__name__", type(activation).__name__)
-            raise CourseInputError(f"cannot copy a layer with activation {name}: this block's feed-forward network uses ReLU")
+            raise CourseInputError(
+                f"cannot copy a layer with activation {name}: this block's feed-forward network uses ReLU"
+            )
         d_ff = self.feed_forward.linear1.out_features
         if (layer.linear1.in_features, layer.linear1.out_features) != (self.d_model, d_ff):
             raise CourseInputError(

@@ -109,7 +109,7 @@ class MultiHeadAttention(nn.Module):
         return output, weights
 
     @torch.no_grad()
-    def load_from_torch(self, mha: nn.MultiheadAttention) -> "MultiHeadAttention":
+    def load_from_torch(self, mha: nn.MultiheadAttention) -> MultiHeadAttention:
         """Copy the weights of a ``torch.nn.MultiheadAttention`` (same ``embed_dim`` and ``num_heads``) into this module.
 
         Refuses (``CourseInputError``) what cannot be copied exactly: biases on one side only, ``add_bias_kv``,
@@ -123,7 +123,9 @@ class MultiHeadAttention(nn.Module):
                 f"into d_model={self.d_model}, num_heads={self.num_heads}"
             )
         if mha.in_proj_weight is None:
-            raise CourseInputError("only nn.MultiheadAttention with equal query/key/value sizes (kdim = vdim = embed_dim) can be copied")
+            raise CourseInputError(
+                "only nn.MultiheadAttention with equal query/key/value sizes (kdim = vdim = embed_dim) can be copied"
+            )
         if mha.bias_k is not None or mha.bias_v is not None or mha.add_zero_attn:
             raise CourseInputError(
                 "cannot copy an nn.MultiheadAttention with add_bias_kv=True or add_zero_attn=True: they add a key and "

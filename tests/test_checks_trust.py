@@ -82,7 +82,10 @@ def _layer_norm(x, gamma, beta, eps, dim=-1):
     "wrong, mistake",
     [
         (lambda x, gamma, beta, eps=1e-5: _layer_norm(x, gamma, beta, eps, dim=2), "fixed_axis_number"),
-        (lambda x, gamma, beta, eps=1e-5: _layer_norm(x, gamma.view(1, 1, -1), beta.view(1, 1, -1), eps), "gamma_reshaped_for_3d"),
+        (
+            lambda x, gamma, beta, eps=1e-5: _layer_norm(x, gamma.view(1, 1, -1), beta.view(1, 1, -1), eps),
+            "gamma_reshaped_for_3d",
+        ),
         (lambda x, gamma, beta, eps=1e-5: _layer_norm(x, gamma, beta, 1e-5), "ignores_eps"),
         (lambda x, gamma, beta, eps=1e-5: _layer_norm(x, gamma, beta, 1e-3), "ignores_eps"),
     ],
@@ -149,7 +152,9 @@ WRONG_OUTPUTS = {
 }
 
 
-@pytest.mark.parametrize("check_name", ["check_sublayer_connection", "check_encoder_block", "check_attention", "check_layer_norm"])
+@pytest.mark.parametrize(
+    "check_name", ["check_sublayer_connection", "check_encoder_block", "check_attention", "check_layer_norm"]
+)
 @pytest.mark.parametrize("label", list(WRONG_OUTPUTS))
 def test_a_wrong_output_never_gets_the_formula(check_name, label):
     result = CHECKS[check_name](WRONG_OUTPUTS[label], verbose=False)
@@ -162,6 +167,7 @@ def test_the_encoder_block_points_at_the_first_wrong_step():
     def encoder_block(x, self_attention, feed_forward, norm1, norm2, norm_first=False):
         h = norm1(x + self_attention(x))
         return norm2(h + feed_forward(x))  # a mistake that no catalogue entry has in this form... except one
+
     result = checks.check_encoder_block(encoder_block, verbose=False)
     assert result.mistake == "ffn_reads_input"
 
@@ -287,7 +293,10 @@ def attention_global_softmax(queries, keys, values):
 @pytest.mark.parametrize(
     "attention, words",
     [
-        (attention_scaled_twice, ["✓ your scores match Q Kᵀ", "✗ your scaled scores equal Q Kᵀ / 6", "not Q Kᵀ / √d_k = Q Kᵀ / 2"]),
+        (
+            attention_scaled_twice,
+            ["✓ your scores match Q Kᵀ", "✗ your scaled scores equal Q Kᵀ / 6", "not Q Kᵀ / √d_k = Q Kᵀ / 2"],
+        ),
         (attention_output_halved, ["✓ your weights match the softmax over the keys", "✗ so the last step differs"]),
         (attention_weights_halved, ["✓ your function computes the softmax over the keys", "changes it afterwards"]),
         (attention_global_softmax, ["✓ your scaled scores match Q Kᵀ / √d_k", "✗ no tensor with rows that sum to 1"]),
@@ -327,7 +336,9 @@ def test_an_endless_loop_ends_with_a_message(short_limit, capsys):
 
 def test_an_endless_loop_ends_outside_the_main_thread_too(short_limit):
     box = {}
-    worker = threading.Thread(target=lambda: box.setdefault("result", checks.check_softmax(endless_softmax, verbose=False)))
+    worker = threading.Thread(
+        target=lambda: box.setdefault("result", checks.check_softmax(endless_softmax, verbose=False))
+    )
     worker.start()
     worker.join(timeout=10)
     assert not worker.is_alive() and box["result"].status == "timeout"

@@ -51,7 +51,9 @@ def test_output_piped_into_a_reader_that_stops_early_gives_no_traceback():
     import subprocess
     import sys
 
-    process = subprocess.Popen([sys.executable, "-m", "course_lib", "doctor"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "course_lib", "doctor"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     process.stdout.readline()  # read one line, like `| head -1`, then stop reading
     process.stdout.close()
     stderr = process.stderr.read().decode()

@@ -27,6 +27,7 @@ def assert_close(ours, theirs, atol):
 
 # --- attention (notebook 02) ---------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype,atol", DTYPES)
 @pytest.mark.parametrize("shape", [(1, 4, 8), (3, 7, 16), (2, 3, 5, 8)])
 def test_sdpa_matches_torch_without_mask(dtype, atol, shape):
@@ -134,6 +135,7 @@ def test_scaling_uses_sqrt_dk():
 
 # --- multi-head attention (notebook 03) ----------------------------------------------------
 
+
 @pytest.mark.parametrize("dtype,atol", DTYPES)
 @pytest.mark.parametrize("d_model,num_heads", [(16, 1), (16, 4), (24, 3)])
 def test_multihead_matches_torch(dtype, atol, d_model, num_heads):
@@ -158,7 +160,9 @@ def test_multihead_matches_torch_cross_attention_with_mask(dtype, atol):
     allowed = cl.padding_mask(torch.tensor([6, 4]), 6)  # (batch, 1, seq_k), True = may attend
     output, weights = ours(queries, memory, memory, mask=allowed)
     # torch's key_padding_mask uses the opposite convention: True = ignore
-    ref_output, ref_weights = reference(queries, memory, memory, key_padding_mask=~allowed[:, 0], average_attn_weights=False)
+    ref_output, ref_weights = reference(
+        queries, memory, memory, key_padding_mask=~allowed[:, 0], average_attn_weights=False
+    )
     assert_close(output, ref_output, atol)
     assert_close(weights, ref_weights, atol)
 
@@ -181,7 +185,12 @@ def _random_mask(*shape, seed):
     return mask
 
 
-MASK_FORMS = ["(seq_q, seq_k)", "(batch, seq_q, seq_k)", "(batch, 1, seq_k)", "(batch, seq_q, seq_k) and (batch, 1, seq_k)"]
+MASK_FORMS = [
+    "(seq_q, seq_k)",
+    "(batch, seq_q, seq_k)",
+    "(batch, 1, seq_k)",
+    "(batch, seq_q, seq_k) and (batch, 1, seq_k)",
+]
 
 
 @pytest.mark.parametrize("dtype,atol", DTYPES)
@@ -233,6 +242,7 @@ def test_split_and_merge_heads_are_inverse_and_slice_features():
 
 # --- positional encoding (notebook 04) ------------------------------------------------------
 
+
 def test_sinusoidal_encoding_matches_the_paper_formula():
     seq_len, d_model = 50, 16
     encoding = cl.sinusoidal_encoding(seq_len, d_model, dtype=torch.float64)
@@ -259,6 +269,7 @@ def test_learned_positional_embedding_adds_one_row_per_position():
 
 
 # --- LayerNorm, residual, feed-forward, encoder block (notebooks 05–06) ---------------------
+
 
 @pytest.mark.parametrize("dtype,atol", DTYPES)
 def test_layernorm_matches_torch(dtype, atol):
@@ -319,9 +330,14 @@ def test_encoder_block_load_from_torch_copies_the_layer_norm_eps():
 @pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
 def test_encoder_stack_matches_torch(norm_first):
     torch.manual_seed(4)
-    layer = nn.TransformerEncoderLayer(16, 2, 24, dropout=0.0, batch_first=True, norm_first=norm_first, dtype=torch.float64)
+    layer = nn.TransformerEncoderLayer(
+        16, 2, 24, dropout=0.0, batch_first=True, norm_first=norm_first, dtype=torch.float64
+    )
     reference = nn.TransformerEncoder(
-        layer, num_layers=3, norm=nn.LayerNorm(16, dtype=torch.float64) if norm_first else None, enable_nested_tensor=False
+        layer,
+        num_layers=3,
+        norm=nn.LayerNorm(16, dtype=torch.float64) if norm_first else None,
+        enable_nested_tensor=False,
     ).eval()
     ours = cl.TransformerEncoder(3, 16, 2, 24, norm_first=norm_first).double()
     for block, ref_layer in zip(ours.blocks, reference.layers):
@@ -358,6 +374,7 @@ def test_feed_forward_is_position_wise():
 
 
 # --- recurrent (notebook 01) ----------------------------------------------------------------
+
 
 @pytest.mark.parametrize("dtype,atol", DTYPES)
 def test_vanilla_rnn_matches_torch(dtype, atol):

@@ -15,11 +15,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.tools import cli
 from course_lib.checks import EXERCISES
+from course_lib.tools import cli, grading
 from course_lib.tools import exercise_build as generate
 from course_lib.tools import exercise_files as tools
-from course_lib.tools import grading
 from course_lib.tools.notebook_runner import run_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,7 +38,11 @@ def _read(path: Path):
 
 
 def _check_cells(notebook):
-    return [cell for cell in notebook.cells if cell.cell_type == "code" and any(f"{c}(" in cell.source for c, _ in _all_checks())]
+    return [
+        cell
+        for cell in notebook.cells
+        if cell.cell_type == "code" and any(f"{c}(" in cell.source for c, _ in _all_checks())
+    ]
 
 
 def _all_checks():
@@ -95,7 +98,9 @@ def test_solution_notebooks_are_executed_and_every_check_passes():
                 assert not any(o.get("output_type") == "error" for o in cell.outputs), f"{name}: an error cell"
                 for check, function in exercise.checks:
                     if f"{check}({function})" in cell.source:
-                        assert cell.source.startswith(generate.CHECK_MARKER), f"{name}: {check} cell lacks the nbval marker"
+                        assert cell.source.startswith(generate.CHECK_MARKER), (
+                            f"{name}: {check} cell lacks the nbval marker"
+                        )
                         calls[check] = _stdout(cell)
         assert set(calls) == {check for check, _ in exercise.checks}, f"{name}: missing check cells"
         for check, text in calls.items():
@@ -166,7 +171,9 @@ def test_build_writes_only_what_changed(workdir):
     assert results["ex04_positional_encoding"] is True
     assert sum(results.values()) == 1
     (backup,) = (workdir / "backups").iterdir()
-    assert backup.name.startswith("ex04_positional_encoding-") and backup.read_text() == "{}", "build keeps what it replaces"
+    assert backup.name.startswith("ex04_positional_encoding-") and backup.read_text() == "{}", (
+        "build keeps what it replaces"
+    )
     assert generate.stale(workdir) == []
     assert cli.main(["exercises", "build", "--check", "--dir", str(workdir)]) == 0
 
@@ -200,7 +207,9 @@ def test_learner_notebooks_run_and_every_check_says_not_implemented_yet(tmp_path
     """All six learner notebooks in ONE kernel (a %reset between them), to keep the suite fast."""
     from nbclient import NotebookClient
 
-    combined = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    combined = nbformat.v4.new_notebook(
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
+    )
     origin = []
     for name in EXERCISES:
         for index, cell in enumerate(_read(generate.learner_path(EXERCISES_DIR, name)).cells):
@@ -208,8 +217,14 @@ def test_learner_notebooks_run_and_every_check_says_not_implemented_yet(tmp_path
             origin.append((name, index))
         combined.cells.append(nbformat.v4.new_code_cell("%reset -f"))
         origin.append((name, "reset"))
-    NotebookClient(combined, kernel_name="python3", timeout=120, allow_errors=True, record_timing=False,
-                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(
+        combined,
+        kernel_name="python3",
+        timeout=120,
+        allow_errors=True,
+        record_timing=False,
+        resources={"metadata": {"path": str(tmp_path)}},
+    ).execute()
     seen = {name: 0 for name in EXERCISES}
     for cell, (name, index) in zip(combined.cells, origin):
         if cell.cell_type != "code":
@@ -254,7 +269,10 @@ def test_reset_twice_in_the_same_second_keeps_both_backups(workdir):
     second = path.read_bytes()
     tools.reset("3", workdir, now=now)
     backups = sorted((workdir / "backups").iterdir())
-    assert [b.name for b in backups] == ["ex03_multi_head-20250102-030405-2.ipynb", "ex03_multi_head-20250102-030405.ipynb"]
+    assert [b.name for b in backups] == [
+        "ex03_multi_head-20250102-030405-2.ipynb",
+        "ex03_multi_head-20250102-030405.ipynb",
+    ]
     assert {b.read_bytes() for b in backups} == {first, second}
 
 
@@ -287,7 +305,9 @@ def test_reset_with_an_unknown_name_lists_the_exercises(workdir, capsys):
 def test_the_command_line_gives_friendly_errors_without_tracebacks(tmp_path):
     run = subprocess.run(
         [sys.executable, "-m", "course_lib", "exercises", "reset", "attention_please", "--dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert "no exercise called" in run.stderr and "ex02_attention" in run.stderr
@@ -302,15 +322,22 @@ def test_a_folder_that_is_not_the_exercises_folder_is_explained(tmp_path, capsys
 
 
 def test_progress_lists_which_exercises_pass(workdir):
-    shutil.copyfile(generate.solution_path(workdir, "ex04_positional_encoding"), generate.learner_path(workdir, "ex04_positional_encoding"))
+    shutil.copyfile(
+        generate.solution_path(workdir, "ex04_positional_encoding"),
+        generate.learner_path(workdir, "ex04_positional_encoding"),
+    )
     for name in ("ex01_rnn", "ex02_attention", "ex03_multi_head", "ex06_encoder_block"):
         generate.learner_path(workdir, name).unlink()
     lines = []
     rows = tools.progress(workdir, timeout=60, jobs=2, echo=lines.append)
     states = {row.exercise: row.state for row in rows}
     assert states == {
-        "ex01_rnn": "missing", "ex02_attention": "missing", "ex03_multi_head": "missing",
-        "ex04_positional_encoding": "passes", "ex05_layernorm_residual": "not started", "ex06_encoder_block": "missing",
+        "ex01_rnn": "missing",
+        "ex02_attention": "missing",
+        "ex03_multi_head": "missing",
+        "ex04_positional_encoding": "passes",
+        "ex05_layernorm_residual": "not started",
+        "ex06_encoder_block": "missing",
     }
     report = lines[-1]
     assert "1 of 6 exercises pass." in report and "✅ sinusoidal_encoding" in report
@@ -329,10 +356,21 @@ def test_grading_survives_crashing_and_hanging_submissions(workdir, tmp_path):
     submissions = tmp_path / "submissions"
     (submissions / "alice").mkdir(parents=True)
     (submissions / "bob").mkdir()
-    shutil.copyfile(generate.solution_path(workdir, "ex04_positional_encoding"), submissions / "alice" / "ex04_positional_encoding.ipynb")
+    shutil.copyfile(
+        generate.solution_path(workdir, "ex04_positional_encoding"),
+        submissions / "alice" / "ex04_positional_encoding.ipynb",
+    )
     shutil.copyfile(generate.learner_path(workdir, "ex05_layernorm_residual"), submissions / "alice" / "ex05.ipynb")
-    _notebook_with(generate.learner_path(workdir, "ex04_positional_encoding"), "import os\nos._exit(3)", submissions / "bob" / "ex04_positional_encoding.ipynb")
-    _notebook_with(generate.learner_path(workdir, "ex05_layernorm_residual"), "while True:\n    pass", submissions / "carol__ex05_layernorm_residual.ipynb")
+    _notebook_with(
+        generate.learner_path(workdir, "ex04_positional_encoding"),
+        "import os\nos._exit(3)",
+        submissions / "bob" / "ex04_positional_encoding.ipynb",
+    )
+    _notebook_with(
+        generate.learner_path(workdir, "ex05_layernorm_residual"),
+        "while True:\n    pass",
+        submissions / "carol__ex05_layernorm_residual.ipynb",
+    )
     (submissions / "bob" / "notes.txt").write_text("not a notebook")
     (submissions / "stray.ipynb").write_text("{}")
     before = {path: path.read_bytes() for path in submissions.rglob("*") if path.is_file()}
@@ -345,11 +383,21 @@ def test_grading_survives_crashing_and_hanging_submissions(workdir, tmp_path):
     rows = list(csv.DictReader((out / "scores.csv").open(encoding="utf-8")))
     table = {row["student_id"]: row for row in rows}
     assert [table["alice"][e] for e in EXERCISES] == ["missing", "missing", "missing", "pass", "fail", "missing"]
-    assert [table["alice"][k] for k in ("pass", "fail", "error", "timeout", "missing", "points", "points_possible")] == ["1", "1", "0", "0", "4", "1", "12"]
-    assert table["alice"]["ex04_positional_encoding points"] == "1" and table["alice"]["ex05_layernorm_residual:check_layer_norm"] == "not_implemented"
-    assert table["bob"]["ex04_positional_encoding"] == "error" and table["carol"]["ex05_layernorm_residual"] == "timeout"
+    assert [
+        table["alice"][k] for k in ("pass", "fail", "error", "timeout", "missing", "points", "points_possible")
+    ] == ["1", "1", "0", "0", "4", "1", "12"]
+    assert (
+        table["alice"]["ex04_positional_encoding points"] == "1"
+        and table["alice"]["ex05_layernorm_residual:check_layer_norm"] == "not_implemented"
+    )
+    assert (
+        table["bob"]["ex04_positional_encoding"] == "error" and table["carol"]["ex05_layernorm_residual"] == "timeout"
+    )
     markdown = (out / "scores.md").read_text(encoding="utf-8")
-    assert "| alice | missing 0/2 | missing 0/3 | missing 0/3 | pass 1/1 | fail 0/2 | missing 0/1 | 1 | 1 | 0 | 0 | 4 | 1/12 |" in markdown
+    assert (
+        "| alice | missing 0/2 | missing 0/3 | missing 0/3 | pass 1/1 | fail 0/2 | missing 0/1 | 1 | 1 | 0 | 0 | 4 | 1/12 |"
+        in markdown
+    )
     assert "process died" in markdown and "did not finish" in markdown
     assert "stray.ipynb" in markdown and "notes.txt" in markdown and "Skipped files" in markdown
 
@@ -363,9 +411,15 @@ def test_grading_refuses_to_write_into_the_submissions(tmp_path, capsys):
 
 def test_discover_reads_both_layouts(tmp_path):
     (tmp_path / "dana" / ".ipynb_checkpoints").mkdir(parents=True)
-    for name in ("dana/ex1_rnn.ipynb", "dana/ex02_attention.ipynb", "dana/ex02_attention (1).ipynb",
-                 "dana/.ipynb_checkpoints/ex03_multi_head-checkpoint.ipynb", "dana/scratch.ipynb",
-                 "eve__ex06.ipynb", "eve_ex05.ipynb"):
+    for name in (
+        "dana/ex1_rnn.ipynb",
+        "dana/ex02_attention.ipynb",
+        "dana/ex02_attention (1).ipynb",
+        "dana/.ipynb_checkpoints/ex03_multi_head-checkpoint.ipynb",
+        "dana/scratch.ipynb",
+        "eve__ex06.ipynb",
+        "eve_ex05.ipynb",
+    ):
         (tmp_path / name).write_text("{}")
     found, skipped = grading.discover(tmp_path)
     assert [(s.learner, s.exercise, s.path.name) for s in found] == [

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from course_lib.cli import main as cli_main
 from course_lib.quiz import QuizBankError, check_banks, load_bank, parse_bank
+from course_lib.tools.cli import main as cli_main
 
 HEADER = "title: A test bank\nnotebook: '02'\nquestions:\n"
 
@@ -30,8 +30,7 @@ def question(**fields) -> str:
 
 
 NUMERIC = (
-    HEADER
-    + "  - id: q1\n    kind: numeric\n    topic: scaling\n    prompt: How many?\n    answer: {answer}\n"
+    HEADER + "  - id: q1\n    kind: numeric\n    topic: scaling\n    prompt: How many?\n    answer: {answer}\n"
     "    tolerance: 0\n    wrong_feedback: No.\n    explanation: Because.\n"
 )
 
@@ -50,12 +49,36 @@ NUMERIC = (
         (question(prompt='"Gradient $\\nabla L$"'), "as LaTeX"),
         (question(prompt='"$\\frac{1}{2}$"'), "control character"),
         (question(explanation='"Use \\alpha here"'), "control character"),
-        (question(prompt="\"A bell \\a\""), "control character U+0007"),
-        (question(options="\n      - {text: \"$\\tau$\", correct: true, feedback: Yes.}\n      - {text: B, feedback: No.}"), "control character"),
-        (question(options="\n      - {text: A, correct: true, feedback: \"\\beta\"}\n      - {text: B, feedback: No.}"), "control character"),
+        (question(prompt='"A bell \\a"'), "control character U+0007"),
+        (
+            question(
+                options='\n      - {text: "$\\tau$", correct: true, feedback: Yes.}\n      - {text: B, feedback: No.}'
+            ),
+            "control character",
+        ),
+        (
+            question(
+                options='\n      - {text: A, correct: true, feedback: "\\beta"}\n      - {text: B, feedback: No.}'
+            ),
+            "control character",
+        ),
     ],
-    ids=["list topic", "mapping topic", "complex key", "superscript notebook", "400 digits", "20 digits",
-         "beta", "theta", "nabla", "frac", "alpha outside math", "bell", "option text", "feedback"],
+    ids=[
+        "list topic",
+        "mapping topic",
+        "complex key",
+        "superscript notebook",
+        "400 digits",
+        "20 digits",
+        "beta",
+        "theta",
+        "nabla",
+        "frac",
+        "alpha outside math",
+        "bell",
+        "option text",
+        "feedback",
+    ],
 )
 def test_a_hostile_bank_gives_one_friendly_error(text, words, tmp_path):
     path = tmp_path / "hostile.yaml"

@@ -98,11 +98,15 @@ def test_training_refuses_a_third_batch_item_that_is_not_a_mask():
     with pytest.raises(CourseInputError, match=r"third item is a torch.int64 tensor of shape \(10,\).*batch\[:2\]"):
         evaluate_accuracy(model, batch)
     with pytest.raises(CourseInputError, match="return_positions=True"):
-        train_classifier(model, lambda size, generator: key_value_recall(size, 4, generator, return_positions=True), steps=1)
+        train_classifier(
+            model, lambda size, generator: key_value_recall(size, 4, generator, return_positions=True), steps=1
+        )
     assert 0.0 <= evaluate_accuracy(model, batch[:2]) <= 1.0
     mask = torch.ones(10, 1, 5, dtype=torch.bool)
     assert 0.0 <= evaluate_accuracy(model, (*batch[:2], mask)) <= 1.0
-    assert 0.0 <= evaluate_accuracy(model, (*batch[:2], mask, "more fields, as the agreement task's batches have")) <= 1.0
+    assert (
+        0.0 <= evaluate_accuracy(model, (*batch[:2], mask, "more fields, as the agreement task's batches have")) <= 1.0
+    )
 
 
 # --- load_from_torch refuses what it cannot copy exactly -----------------------------------------------
@@ -113,25 +117,62 @@ def test_training_refuses_a_third_batch_item_that_is_not_a_mask():
     [
         (lambda: cl.MultiHeadAttention(8, 2, bias=False), lambda: torch.nn.MultiheadAttention(8, 2), "bias=True"),
         (lambda: cl.MultiHeadAttention(8, 2), lambda: torch.nn.MultiheadAttention(8, 2, bias=False), "bias=False"),
-        (lambda: cl.MultiHeadAttention(8, 2), lambda: torch.nn.MultiheadAttention(8, 2, add_bias_kv=True), "add_bias_kv"),
-        (lambda: cl.MultiHeadAttention(8, 2), lambda: torch.nn.MultiheadAttention(8, 2, add_zero_attn=True), "add_zero_attn"),
-        (lambda: cl.TransformerEncoderBlock(8, 2, 16), lambda: torch.nn.TransformerEncoderLayer(8, 2, 16, activation="gelu"), "gelu"),
-        (lambda: cl.TransformerEncoderBlock(8, 2, 16), lambda: torch.nn.TransformerEncoderLayer(8, 2, 32), "dim_feedforward=32"),
-        (lambda: cl.TransformerEncoderBlock(8, 2, 16), lambda: torch.nn.TransformerEncoderLayer(8, 2, 16, bias=False), "bias"),
-        (lambda: cl.TransformerEncoderBlock(8, 2, 16, layer_norm=False), lambda: torch.nn.TransformerEncoderLayer(8, 2, 16), "layer_norm=False"),
+        (
+            lambda: cl.MultiHeadAttention(8, 2),
+            lambda: torch.nn.MultiheadAttention(8, 2, add_bias_kv=True),
+            "add_bias_kv",
+        ),
+        (
+            lambda: cl.MultiHeadAttention(8, 2),
+            lambda: torch.nn.MultiheadAttention(8, 2, add_zero_attn=True),
+            "add_zero_attn",
+        ),
+        (
+            lambda: cl.TransformerEncoderBlock(8, 2, 16),
+            lambda: torch.nn.TransformerEncoderLayer(8, 2, 16, activation="gelu"),
+            "gelu",
+        ),
+        (
+            lambda: cl.TransformerEncoderBlock(8, 2, 16),
+            lambda: torch.nn.TransformerEncoderLayer(8, 2, 32),
+            "dim_feedforward=32",
+        ),
+        (
+            lambda: cl.TransformerEncoderBlock(8, 2, 16),
+            lambda: torch.nn.TransformerEncoderLayer(8, 2, 16, bias=False),
+            "bias",
+        ),
+        (
+            lambda: cl.TransformerEncoderBlock(8, 2, 16, layer_norm=False),
+            lambda: torch.nn.TransformerEncoderLayer(8, 2, 16),
+            "layer_norm=False",
+        ),
         (lambda: cl.LayerNorm(8), lambda: torch.nn.LayerNorm(8, elementwise_affine=False), "elementwise_affine"),
         (lambda: cl.LayerNorm(8), lambda: torch.nn.LayerNorm(6), "size 8"),
         (lambda: cl.VanillaRNN(3, 4), lambda: torch.nn.RNN(3, 5, batch_first=True), "hidden_size=5"),
     ],
-    ids=["mha bias=False from biases", "mha biases from bias=False", "add_bias_kv", "add_zero_attn", "gelu", "another d_ff",
-         "layer bias=False", "block without LayerNorm", "LayerNorm without affine", "LayerNorm size", "RNN size"],
+    ids=[
+        "mha bias=False from biases",
+        "mha biases from bias=False",
+        "add_bias_kv",
+        "add_zero_attn",
+        "gelu",
+        "another d_ff",
+        "layer bias=False",
+        "block without LayerNorm",
+        "LayerNorm without affine",
+        "LayerNorm size",
+        "RNN size",
+    ],
 )
 def test_load_from_torch_refuses_what_it_cannot_copy(ours, theirs, words):
     module = ours()
     before = {name: value.clone() for name, value in module.state_dict().items()}
     with pytest.raises(CourseInputError, match=words):
         module.load_from_torch(theirs())
-    assert all(torch.equal(before[name], value) for name, value in module.state_dict().items()), "nothing may be half-copied"
+    assert all(torch.equal(before[name], value) for name, value in module.state_dict().items()), (
+        "nothing may be half-copied"
+    )
 
 
 # --- friendly errors for wrong mask and batch shapes -----------------------------------------------------
@@ -139,7 +180,9 @@ def test_load_from_torch_refuses_what_it_cannot_copy(ours, theirs, words):
 
 def test_a_mask_with_more_axes_than_the_scores_is_explained():
     q = torch.zeros(2, 3, 4)
-    with pytest.raises(CourseInputError, match=r"mask of shape \(2, 1, 1, 3\) does not broadcast to the scores \(2, 3, 3\).*4 axes"):
+    with pytest.raises(
+        CourseInputError, match=r"mask of shape \(2, 1, 1, 3\) does not broadcast to the scores \(2, 3, 3\).*4 axes"
+    ):
         cl.scaled_dot_product_attention(q, q, q, torch.ones(2, 1, 1, 3, dtype=torch.bool))
 
 

@@ -218,7 +218,18 @@ def _attention_case(seed: int, batch: int, seq_q: int, seq_k: int, d_k: int, d_v
     return build
 
 
-def _attend(queries, keys, values, scale=None, softmax_dim=-1, mask=None, fill=float("-inf"), transpose=True, after=None, return_weights=False):
+def _attend(
+    queries,
+    keys,
+    values,
+    scale=None,
+    softmax_dim=-1,
+    mask=None,
+    fill=float("-inf"),
+    transpose=True,
+    after=None,
+    return_weights=False,
+):
     """Attention with switches to reproduce each typical mistake."""
     d_k = queries.shape[-1]
     scale = math.sqrt(d_k) if scale is None else scale
@@ -266,7 +277,9 @@ def attention_softmax_over_queries(queries, keys, values):
 def _attention_axis_probe(value, args) -> bool:
     queries, keys, values = args
     expected = _attend(queries, keys, values)
-    return any(explains(value, _attend(queries, keys, values, softmax_dim=d), expected) for d in range(queries.dim() - 1))
+    return any(
+        explains(value, _attend(queries, keys, values, softmax_dim=d), expected) for d in range(queries.dim() - 1)
+    )
 
 
 def attention_keys_not_transposed(queries, keys, values):
@@ -285,7 +298,11 @@ def attention_scaled_after_softmax(queries, keys, values):
 
 def _matmul_mismatch(exc: BaseException) -> bool:
     text = str(exc)
-    return isinstance(exc, RuntimeError) and ("cannot be multiplied" in text or "Expected size for first two dimensions" in text or "must match the size" in text)
+    return isinstance(exc, RuntimeError) and (
+        "cannot be multiplied" in text
+        or "Expected size for first two dimensions" in text
+        or "must match the size" in text
+    )
 
 
 def attention_values_first(queries, keys, values):
@@ -412,7 +429,9 @@ def causal_inverted_triu(queries, keys, values):
 
 def causal_inverted_meaning(queries, keys, values):
     n = queries.shape[-2]
-    return _attend(queries, keys, values, mask=~_tril(n))  # blocks the allowed positions: the last row is all -inf → NaN
+    return _attend(
+        queries, keys, values, mask=~_tril(n)
+    )  # blocks the allowed positions: the last row is all -inf → NaN
 
 
 def causal_strictly_past(queries, keys, values):
@@ -527,7 +546,9 @@ CAUSAL_SPEC = CheckSpec(
     success="Every position attends to itself and the past only, with weights that sum to 1.",
     diagnose=_causal_diagnose,
     stages=lambda function, args, expected: trace.attention_stages(function, args, expected, causal=True),
-    reference=lambda queries, keys, values: scaled_dot_product_attention(queries, keys, values, causal_mask(queries.shape[-2]))[0],
+    reference=lambda queries, keys, values: scaled_dot_product_attention(
+        queries, keys, values, causal_mask(queries.shape[-2])
+    )[0],
 )
 
 

@@ -23,9 +23,10 @@ import sysconfig
 import threading
 import time
 import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -57,7 +58,9 @@ class CheckResult:
         return self.passed
 
     def __repr__(self) -> str:
-        return f"CheckResult(check={self.check!r}, status={self.status!r}, passed={self.passed}, mistake={self.mistake!r})"
+        return (
+            f"CheckResult(check={self.check!r}, status={self.status!r}, passed={self.passed}, mistake={self.mistake!r})"
+        )
 
     def _ipython_display_(self) -> None:
         """The message was already printed; showing the object again in a notebook would only repeat it."""
@@ -159,7 +162,7 @@ def run_check(spec: CheckSpec, function: Any, verbose: bool = True) -> CheckResu
     return judge(spec, LearnerCalls(function), verbose)
 
 
-def judge(spec: CheckSpec, calls: "LearnerCalls", verbose: bool = False) -> CheckResult:
+def judge(spec: CheckSpec, calls: LearnerCalls, verbose: bool = False) -> CheckResult:
     """Run ``spec`` against ``calls`` (the learner's function here, or answers recorded in a sandbox: ``remote``)."""
     try:
         result = _evaluate(spec, calls)
@@ -223,7 +226,13 @@ def _evaluate(spec: CheckSpec, calls: LearnerCalls) -> CheckResult:
         if number == 1:
             mismatch = calls.signature(spec, args)
             if mismatch:
-                return _result(spec, ERROR, mismatch, f"Keep the signature from the exercise: {spec.function}({', '.join(spec.arg_names)}).", "signature")
+                return _result(
+                    spec,
+                    ERROR,
+                    mismatch,
+                    f"Keep the signature from the exercise: {spec.function}({', '.join(spec.arg_names)}).",
+                    "signature",
+                )
         learner_args, before = _clone(args), _clone(args)
         try:
             value = calls.call(spec, number, learner_args)
@@ -264,7 +273,9 @@ def _evaluate(spec: CheckSpec, calls: LearnerCalls) -> CheckResult:
             verdict = _gradient_verdict(spec, calls, number, args)
             if verdict is not None:
                 return _result(spec, verdict.status, verdict.text, verdict.hint, verdict.mistake, where=where)
-    return CheckResult(spec.name, True, PASSED, f"{ICONS[PASSED]} {spec.name}: all {total} tests passed. {spec.success}")
+    return CheckResult(
+        spec.name, True, PASSED, f"{ICONS[PASSED]} {spec.name}: all {total} tests passed. {spec.success}"
+    )
 
 
 def _signature_mismatch(spec: CheckSpec, function: Any, args: tuple) -> str | None:
@@ -434,13 +445,17 @@ def _gradient_verdict(spec: CheckSpec, calls: LearnerCalls, number: int, args: t
     with torch.enable_grad(), quiet_rng():
         reference_args = _leaves(args, wanted)
         reference_out = _tensors(spec.reference(*reference_args))
-        reference_loss = sum((out.double() * c).sum() for out, c in zip(reference_out, _cotangents(out.shape for out in reference_out)))
+        reference_loss = sum(
+            (out.double() * c).sum() for out, c in zip(reference_out, _cotangents(out.shape for out in reference_out))
+        )
         reference_grads = torch.autograd.grad(reference_loss, [reference_args[i] for i in wanted], allow_unused=True)
     learner = calls.gradients(spec, number, args)
     kind = learner.get("kind") if isinstance(learner, dict) else None
     if kind == "cut":
         cut = [str(item) for item in learner.get("items", [])]
-        subject = f"no gradient flows back from {' and '.join(cut)}" if cut and cut != [""] else "no gradient flows back"
+        subject = (
+            f"no gradient flows back from {' and '.join(cut)}" if cut and cut != [""] else "no gradient flows back"
+        )
         return _Verdict(
             f"the values are right, but {subject} to the inputs: something in your function cuts the computation "
             "graph, so a model built on it could not learn.",
@@ -577,7 +592,14 @@ def _generic_exception_hint(spec: CheckSpec, exc: BaseException) -> str:
         )
     if kind == "CourseInputError":
         return "A course_lib function refused its input: the message above says which argument and what it expected."
-    shape_words = ("shape", "size of tensor", "must match the size", "cannot be multiplied", "Dimension out of range", "dimension")
+    shape_words = (
+        "shape",
+        "size of tensor",
+        "must match the size",
+        "cannot be multiplied",
+        "Dimension out of range",
+        "dimension",
+    )
     if any(word in message for word in shape_words):
         return (
             "A shape did not fit. Print the .shape of each intermediate tensor and compare with the shapes in the "
@@ -627,7 +649,8 @@ def _compare_tensor(spec, tensor, reference, name, value, expected, args) -> _Ve
     if not tensor.is_floating_point():
         return _Verdict(
             f"{name}expected floating-point numbers ({_dtype(reference.dtype)}), got dtype {_dtype(tensor.dtype)}.",
-            spec.dtype_hint or "Integer or boolean results usually come from integer inputs such as torch.arange(n); "
+            spec.dtype_hint
+            or "Integer or boolean results usually come from integer inputs such as torch.arange(n); "
             "ask for floats with dtype=torch.float32.",
             "wrong_dtype",
         )
@@ -661,7 +684,10 @@ def _compare_tensor(spec, tensor, reference, name, value, expected, args) -> _Ve
             "A difference this small usually means a small change to the formula: an extra constant (a + 1e-3 "
             "somewhere, another eps), a lower precision (float16) in one step, or a rounding shortcut."
         )
-    hint = hint or "Work through a tiny example by hand (batch of 1, a few positions) and compare each step with the formula."
+    hint = (
+        hint
+        or "Work through a tiny example by hand (batch of 1, a few positions) and compare each step with the formula."
+    )
     return _Verdict(text, hint, "wrong_values")
 
 
@@ -781,7 +807,10 @@ def _conform(output: TensorOut | TupleOut, value: Any) -> tuple[list[torch.Tenso
             f"Return both, as a tuple: `return {names[1:-1]}`.",
         )
     if not isinstance(value, (tuple, list)):
-        return None, (f"your function returned {_describe(value)}, but it should return a pair {names}.", _returned_hint(value))
+        return None, (
+            f"your function returned {_describe(value)}, but it should return a pair {names}.",
+            _returned_hint(value),
+        )
     if len(value) != len(output.items):
         return None, (
             f"your function returned {_describe(value)}, but it should return {len(output.items)} items {names}.",
@@ -807,14 +836,20 @@ def _plain_tensor(value: Any, subject: str, axes: str) -> tuple[torch.Tensor | N
     tensor = value if type(value) in (torch.Tensor, torch.nn.Parameter) else value.as_subclass(torch.Tensor)
     tensor = tensor.detach()
     if tensor.layout != torch.strided:
-        return None, (f"{subject} a {tensor.layout} tensor, expected an ordinary (dense) tensor {axes}.", "Convert it with .to_dense().")
+        return None, (
+            f"{subject} a {tensor.layout} tensor, expected an ordinary (dense) tensor {axes}.",
+            "Convert it with .to_dense().",
+        )
     if tensor.device.type != "cpu":
         return None, (
             f"{subject} a tensor on the {tensor.device.type} device, expected it on the CPU like the inputs.",
             "Keep everything on the inputs' device: create new tensors with device=x.device, or move the result with .cpu().",
         )
     if tensor.is_complex():
-        return None, (f"{subject} a complex tensor ({_dtype(tensor.dtype)}), expected real numbers {axes}.", "Keep the computation in real numbers.")
+        return None, (
+            f"{subject} a complex tensor ({_dtype(tensor.dtype)}), expected real numbers {axes}.",
+            "Keep the computation in real numbers.",
+        )
     return tensor, None
 
 
@@ -869,7 +904,9 @@ def _read_shape(shape: tuple, expected: tuple, axes: str) -> str:
                 what = []
                 if merged:
                     what.append(
-                        "; ".join(" and ".join(names[a] for a in group) + " are merged into one axis" for group in merged)
+                        "; ".join(
+                            " and ".join(names[a] for a in group) + " are merged into one axis" for group in merged
+                        )
                     )
                 if list(order) != sorted(order):
                     what.append("the axes are in another order")
@@ -882,7 +919,12 @@ def _changed_inputs(spec: CheckSpec, before: tuple, after: tuple) -> list[str]:
     for index, (old, new) in enumerate(zip(before, after)):
         if isinstance(old, torch.Tensor):
             try:
-                same_values = isinstance(new, torch.Tensor) and old.shape == new.shape and old.dtype == new.dtype and torch.equal(old, new)
+                same_values = (
+                    isinstance(new, torch.Tensor)
+                    and old.shape == new.shape
+                    and old.dtype == new.dtype
+                    and torch.equal(old, new)
+                )
             except Exception:
                 same_values = False
             if not same_values:
@@ -922,7 +964,9 @@ def _is_library(filename: str) -> bool:
         resolved = str(Path(filename).resolve())
     except Exception:
         resolved = filename
-    return any(resolved == root or resolved.startswith(root + "/") or resolved.startswith(root + "\\") for root in _ROOTS)
+    return any(
+        resolved == root or resolved.startswith(root + "/") or resolved.startswith(root + "\\") for root in _ROOTS
+    )
 
 
 @dataclass(frozen=True)
@@ -1106,5 +1150,3 @@ def generator(seed: int) -> torch.Generator:
 
 def randn(gen: torch.Generator, *shape: int, scale: float = 1.0, shift: float = 0.0) -> torch.Tensor:
     return torch.randn(*shape, generator=gen) * scale + shift
-
-

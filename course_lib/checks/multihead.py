@@ -213,7 +213,20 @@ def _mha_case(seed: int, batch: int, seq: int, d_model: int, num_heads: int):
     return build
 
 
-def _mha(x, w_q, w_k, w_v, w_o, num_heads, scale=None, output_projection=True, transposed=False, merge=None, split=None, heads=None):
+def _mha(
+    x,
+    w_q,
+    w_k,
+    w_v,
+    w_o,
+    num_heads,
+    scale=None,
+    output_projection=True,
+    transposed=False,
+    merge=None,
+    split=None,
+    heads=None,
+):
     """Multi-head attention with switches to reproduce each typical mistake."""
     batch, seq, d_model = x.shape
     if transposed:
@@ -275,7 +288,9 @@ def mha_tuple_from_attention(x, w_q, w_k, w_v, w_o, num_heads):
 
 def _tuple_not_unpacked(exc: BaseException) -> bool:
     text = str(exc)
-    return "tuple" in text and (isinstance(exc, (AttributeError, TypeError)) or type(exc).__name__ == "CourseInputError")
+    return "tuple" in text and (
+        isinstance(exc, (AttributeError, TypeError)) or type(exc).__name__ == "CourseInputError"
+    )
 
 
 MHA_MISTAKES = [

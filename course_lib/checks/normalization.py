@@ -18,7 +18,19 @@ import torch
 
 from ..blocks import LayerNorm, Residual
 from . import trace
-from .core import Case, CheckResult, CheckSpec, Mistake, TensorOut, explains, generator, quiet_rng, randn, run_check, same
+from .core import (
+    Case,
+    CheckResult,
+    CheckSpec,
+    Mistake,
+    TensorOut,
+    explains,
+    generator,
+    quiet_rng,
+    randn,
+    run_check,
+    same,
+)
 
 EPS = 1e-5
 
@@ -99,7 +111,9 @@ def _axis_probe(value, args) -> bool:
     x, gamma, beta, eps = args
     expected = _ln(x, gamma, beta, eps)
     choices = [d for d in range(x.dim() - 1)] + [tuple(range(x.dim())), tuple(range(1, x.dim()))]
-    return any(explains(value, _ln(x, gamma, beta, eps, dim=d), expected) for d in choices if d not in ((), (x.dim() - 1,)))
+    return any(
+        explains(value, _ln(x, gamma, beta, eps, dim=d), expected) for d in choices if d not in ((), (x.dim() - 1,))
+    )
 
 
 def ln_fixed_axis(x, gamma, beta, eps=EPS):

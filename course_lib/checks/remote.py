@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 
@@ -61,11 +62,19 @@ def encode(value: Any, depth: int = 0) -> dict:
             return {"t": "notimplemented"}
         if isinstance(value, (tuple, list)) and depth < 3:
             items = [encode(item, depth + 1) for item in list(value)[:MAX_ITEMS]]
-            return {"t": type(value).__name__ if type(value) in (tuple, list) else "tuple", "items": items, "n": len(value)}
+            return {
+                "t": type(value).__name__ if type(value) in (tuple, list) else "tuple",
+                "items": items,
+                "n": len(value),
+            }
         module = type(value).__module__ or ""
         if module.startswith("numpy"):
             shape = getattr(value, "shape", None)
-            return {"t": "numpy", "type": _text(type(value).__name__, 40), "shape": [int(s) for s in shape] if shape else []}
+            return {
+                "t": "numpy",
+                "type": _text(type(value).__name__, 40),
+                "shape": [int(s) for s in shape] if shape else [],
+            }
         return {"t": "object", "type": _text(type(value).__name__, 40)}
     except Exception:
         return {"t": "object", "type": "unreadable value"}
@@ -76,7 +85,11 @@ def _frame_record(exc: BaseException) -> dict | None:
     if frame is None:
         return None
     try:
-        return {"name": _text(frame.name, 100), "line": _text(frame.line or "", 300), "location": _text(core._frame_location(frame), 200)}
+        return {
+            "name": _text(frame.name, 100),
+            "line": _text(frame.line or "", 300),
+            "location": _text(core._frame_location(frame), 200),
+        }
     except Exception:
         return None
 
@@ -94,7 +107,13 @@ def _exception_record(exc: BaseException) -> dict:
 
 def harvest_check(spec: CheckSpec, function: Any) -> dict:
     """Call ``function`` the way ``spec``'s check does and record what happened, as plain data."""
-    record: dict = {"check": spec.name, "function": spec.function, "present": function is not None, "cases": [], "gradients": []}
+    record: dict = {
+        "check": spec.name,
+        "function": spec.function,
+        "present": function is not None,
+        "cases": [],
+        "gradients": [],
+    }
     if function is None:
         return record
     calls = LearnerCalls(function)
@@ -118,7 +137,13 @@ def harvest_check(spec: CheckSpec, function: Any) -> dict:
         except BaseException as exc:
             record["cases"].append(_exception_record(exc))
             return record
-        record["cases"].append({"kind": "value", "value": encode(value), "changed": list(calls.changed(spec, number, before, learner_args))})
+        record["cases"].append(
+            {
+                "kind": "value",
+                "value": encode(value),
+                "changed": list(calls.changed(spec, number, before, learner_args)),
+            }
+        )
         if value is NotImplemented:
             return record
         passed_values = passed_values and core._tensors(value) is not None
@@ -147,7 +172,14 @@ def harvest(exercise: str, namespace: Mapping[str, Any]) -> dict:
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # record what we can; the trusted side turns it into a failed check
-            checks.append({"check": spec.name, "function": spec.function, "present": True, "broken": _text(core._exception_text(exc), 300)})
+            checks.append(
+                {
+                    "check": spec.name,
+                    "function": spec.function,
+                    "present": True,
+                    "broken": _text(core._exception_text(exc), 300),
+                }
+            )
     return {"format": FORMAT, "exercise": exercise, "checks": checks}
 
 
@@ -173,10 +205,31 @@ def _string(value: Any, what: str, limit: int = MAX_TEXT) -> str:
 _SAFE_BASES = {
     name: getattr(builtins, name)
     for name in (
-        "ArithmeticError", "AssertionError", "AttributeError", "BufferError", "EOFError", "Exception", "FloatingPointError",
-        "ImportError", "IndexError", "KeyError", "LookupError", "MemoryError", "ModuleNotFoundError", "NameError",
-        "NotImplementedError", "OSError", "OverflowError", "RecursionError", "RuntimeError", "StopIteration", "TypeError",
-        "UnboundLocalError", "UnicodeError", "ValueError", "ZeroDivisionError",
+        "ArithmeticError",
+        "AssertionError",
+        "AttributeError",
+        "BufferError",
+        "EOFError",
+        "Exception",
+        "FloatingPointError",
+        "ImportError",
+        "IndexError",
+        "KeyError",
+        "LookupError",
+        "MemoryError",
+        "ModuleNotFoundError",
+        "NameError",
+        "NotImplementedError",
+        "OSError",
+        "OverflowError",
+        "RecursionError",
+        "RuntimeError",
+        "StopIteration",
+        "TypeError",
+        "UnboundLocalError",
+        "UnicodeError",
+        "ValueError",
+        "ZeroDivisionError",
     )
 }
 
@@ -196,10 +249,16 @@ def _replayed_exception(record: dict) -> BaseException:
         )
     if record.get("kind") == "timeout":
         limit = record.get("limit", core.TIME_LIMIT)
-        exc: BaseException = TimeLimitExceeded(float(limit) if isinstance(limit, (int, float)) and math.isfinite(limit) else core.TIME_LIMIT)
+        exc: BaseException = TimeLimitExceeded(
+            float(limit) if isinstance(limit, (int, float)) and math.isfinite(limit) else core.TIME_LIMIT
+        )
     else:
         base = _SAFE_BASES.get(name, Exception)
-        cls = type(name if name.isidentifier() else "Error", (base,), {"__str__": lambda self: message, "__module__": "learner"})
+        cls = type(
+            name if name.isidentifier() else "Error",
+            (base,),
+            {"__str__": lambda self: message, "__module__": "learner"},
+        )
         exc = cls(message)
         exc._course_stub = bool(record.get("stub")) and base is NotImplementedError
     exc._course_frame = recorded
@@ -224,7 +283,9 @@ def decode(item: Any, depth: int = 0) -> Any:
     kind = item["t"]
     if kind == "tensor":
         value = item.get("v")
-        _expect(type(value) is torch.Tensor and value.numel() <= MAX_TENSOR_ENTRIES, "a tensor is malformed or too large")
+        _expect(
+            type(value) is torch.Tensor and value.numel() <= MAX_TENSOR_ENTRIES, "a tensor is malformed or too large"
+        )
         return value
     if kind == "plain":
         value = item.get("v")
@@ -239,7 +300,10 @@ def decode(item: Any, depth: int = 0) -> Any:
         values = [decode(x, depth + 1) for x in items]
         return tuple(values) if kind == "tuple" else values
     shape = item.get("shape", [])
-    _expect(isinstance(shape, list) and len(shape) <= 8 and all(type(s) is int and 0 <= s < 2**31 for s in shape), "a shape is malformed")
+    _expect(
+        isinstance(shape, list) and len(shape) <= 8 and all(type(s) is int and 0 <= s < 2**31 for s in shape),
+        "a shape is malformed",
+    )
     if kind == "layout":
         entries = math.prod(shape) if shape else 1
         if entries <= MAX_TENSOR_ENTRIES:
@@ -295,7 +359,9 @@ class Replay(LearnerCalls):
 
     def changed(self, spec: CheckSpec, number: int, before: tuple, after: tuple) -> list[str]:
         changed = self._case(number).get("changed", [])
-        _expect(isinstance(changed, list) and all(isinstance(name, str) for name in changed), "changed inputs are malformed")
+        _expect(
+            isinstance(changed, list) and all(isinstance(name, str) for name in changed), "changed inputs are malformed"
+        )
         return [name for name in changed if name in spec.arg_names or name.startswith("argument ")][:8]
 
     def gradients(self, spec: CheckSpec, number: int, args: tuple) -> dict:
@@ -315,7 +381,10 @@ class Replay(LearnerCalls):
             grads = entry.get("grads")
             _expect(isinstance(grads, list), "gradients are malformed")
             for g in grads:
-                _expect(g is None or (type(g) is torch.Tensor and g.numel() <= MAX_TENSOR_ENTRIES), "a gradient is malformed")
+                _expect(
+                    g is None or (type(g) is torch.Tensor and g.numel() <= MAX_TENSOR_ENTRIES),
+                    "a gradient is malformed",
+                )
             return {"kind": "grads", "grads": grads}
         return {"kind": "skip"}
 
@@ -338,7 +407,10 @@ def judge(exercise: str, record: Any) -> list[dict]:
     problem = None
     try:
         _expect(isinstance(record, dict), "the record is not a mapping")
-        _expect(record.get("format") == FORMAT and record.get("exercise") == exercise, "the record is for another exercise or format")
+        _expect(
+            record.get("format") == FORMAT and record.get("exercise") == exercise,
+            "the record is for another exercise or format",
+        )
         checks = record.get("checks")
         _expect(isinstance(checks, list), "the record has no list of checks")
         for entry in checks:
@@ -352,7 +424,12 @@ def judge(exercise: str, record: Any) -> list[dict]:
         if problem is not None or entry is None:
             result = _failed(spec, f"the grader could not read what your function returned ({problem or 'no record'}).")
         elif not entry.get("present"):
-            result = CheckResult(spec.name, False, MISSING, f"❌ {spec.name}: there is no function named {spec.function} (was its cell run?).")
+            result = CheckResult(
+                spec.name,
+                False,
+                MISSING,
+                f"❌ {spec.name}: there is no function named {spec.function} (was its cell run?).",
+            )
         elif "broken" in entry:
             result = _failed(spec, "the grader could not examine your function (it broke the check).")
         else:

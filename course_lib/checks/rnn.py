@@ -16,7 +16,19 @@ from __future__ import annotations
 import torch
 
 from ..recurrent import VanillaRNN
-from .core import Case, CheckResult, CheckSpec, Mistake, TensorOut, TupleOut, generator, quiet_rng, randn, run_check, same
+from .core import (
+    Case,
+    CheckResult,
+    CheckSpec,
+    Mistake,
+    TensorOut,
+    TupleOut,
+    generator,
+    quiet_rng,
+    randn,
+    run_check,
+    same,
+)
 
 INPUT_SIZE, HIDDEN_SIZE = 3, 4
 
@@ -283,7 +295,8 @@ def forward_with_buggy_step(x, h0, w_xh, w_hh, b):
 
 def _buggy_step_variants():
     return tuple(
-        (lambda step: (lambda x, h0, w_xh, w_hh, b: _loop(x, h0, w_xh, w_hh, b, step=step)))(step) for step in STEP_BUGS[1:]
+        (lambda step: lambda x, h0, w_xh, w_hh, b: _loop(x, h0, w_xh, w_hh, b, step=step))(step)
+        for step in STEP_BUGS[1:]
     )
 
 

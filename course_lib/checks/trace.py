@@ -16,7 +16,8 @@ The messages describe what the learner's own code computed and which stage diffe
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -80,7 +81,11 @@ def _divided_by(tensor: torch.Tensor, raw: torch.Tensor) -> float | None:
 
 def _rows_sum_to_one(tensor: torch.Tensor, dim: int) -> bool:
     sums = tensor.double().sum(dim=dim)
-    return bool(torch.isfinite(tensor).all()) and bool((tensor >= 0).all()) and torch.allclose(sums, torch.ones_like(sums), atol=1e-4)
+    return (
+        bool(torch.isfinite(tensor).all())
+        and bool((tensor >= 0).all())
+        and torch.allclose(sums, torch.ones_like(sums), atol=1e-4)
+    )
 
 
 def attention_stages(function: Callable, args: Sequence, expected: Any, causal: bool = False) -> str | None:
@@ -124,7 +129,9 @@ def attention_stages(function: Callable, args: Sequence, expected: Any, causal: 
         if raw_at is not None:
             steps.append("✗ no tensor equal to Q Kᵀ / √d_k follows: the scaling step is missing or different")
         else:
-            steps.append("✗ none of your (…, seq_q, seq_k) tensors equals Q Kᵀ or Q Kᵀ / √d_k: look at how you compute the scores")
+            steps.append(
+                "✗ none of your (…, seq_q, seq_k) tensors equals Q Kᵀ or Q Kᵀ / √d_k: look at how you compute the scores"
+            )
         return _join(steps)
     at, c = scalings[-1]
     if abs(c - math.sqrt(d_k)) > 1e-6 * math.sqrt(d_k):
@@ -267,14 +274,18 @@ def part_stages(
             return _parts_text(variant, steps)
         received = calls[0][1]
         if received is None or not same(received, reference_input):
-            steps.append(f"✗ {name} receives {_identify(received, known, exclude=name)}, which is not what the {variant} block gives it")
+            steps.append(
+                f"✗ {name} receives {_identify(received, known, exclude=name)}, which is not what the {variant} block gives it"
+            )
             return _parts_text(variant, steps)
         steps.append(f"✓ {name} receives the right input")
     counts = {name: sum(entry[0] == name for entry in mine) for name in parts.values()}
     expected_counts = {name: sum(entry[0] == name for entry in theirs) for name in parts.values()}
     for name in parts.values():
         if counts[name] > expected_counts[name]:
-            steps.append(f"✗ {name} is called {counts[name]} times, but the {variant} block calls it {expected_counts[name]} time(s)")
+            steps.append(
+                f"✗ {name} is called {counts[name]} times, but the {variant} block calls it {expected_counts[name]} time(s)"
+            )
             return _parts_text(variant, steps)
     steps.append("✗ so the last step differs: how you combine the last part's output into the result")
     return _parts_text(variant, steps)

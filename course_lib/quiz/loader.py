@@ -13,14 +13,15 @@ from __future__ import annotations
 import difflib
 import math
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from ..syllabus import FINAL_CHECK, NOTEBOOKS, TOPICS, lessons
 from .errors import QuizBankError
 from .model import KINDS, Mistake, Option, Question, Quiz
-from ..syllabus import FINAL_CHECK, NOTEBOOKS, TOPICS, lessons
 
 BANKS_DIR = Path(__file__).resolve().parent / "banks"
 
@@ -28,7 +29,19 @@ BANK_KEYS = {"title", "notebook", "intro", "questions"}
 QUESTION_KEYS = {
     "single": {"id", "kind", "topic", "notebook", "prompt", "options", "explanation"},
     "multiple": {"id", "kind", "topic", "notebook", "prompt", "options", "explanation"},
-    "numeric": {"id", "kind", "topic", "notebook", "prompt", "answer", "tolerance", "unit", "mistakes", "wrong_feedback", "explanation"},
+    "numeric": {
+        "id",
+        "kind",
+        "topic",
+        "notebook",
+        "prompt",
+        "answer",
+        "tolerance",
+        "unit",
+        "mistakes",
+        "wrong_feedback",
+        "explanation",
+    },
 }
 OPTION_KEYS = {"text", "correct", "feedback"}
 MISTAKE_KEYS = {"answer", "feedback"}
@@ -36,12 +49,20 @@ ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """A SafeLoader that refuses a key given twice in one mapping (plain PyYAML keeps the last one silently)."""
+    """A SafeLoader that refuses a key given twice in one mapping (plain PyYAML keeps the last one silently) and a
+    key that is not a plain value (``? [a, b]``)."""
 
 
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
     seen: dict[Any, yaml.Node] = {}
     for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise yaml.constructor.ConstructorError(
+                "while reading a mapping",
+                node.start_mark,
+                "found a key that is a list or a mapping; a key must be a plain word",
+                key_node.start_mark,
+            )
         key = loader.construct_object(key_node, deep=deep)
         if key in seen:
             raise yaml.constructor.ConstructorError(
@@ -71,7 +92,9 @@ def bank_path(name: str | Path) -> Path:
         key = f"{int(key):02d}"
     path = BANKS_DIR / f"{key}.yaml"
     if not path.is_file():
-        raise QuizBankError(path, None, f"there is no quiz called {name!r}; the quizzes are: {', '.join(available_banks())}.")
+        raise QuizBankError(
+            path, None, f"there is no quiz called {name!r}; the quizzes are: {', '.join(available_banks())}."
+        )
     return path
 
 
@@ -92,7 +115,123 @@ def parse_bank(text: str, path: str | Path = "<text>") -> Quiz:
         data = yaml.load(text, Loader=_StrictLoader)
     except yaml.YAMLError as exc:
         raise _yaml_error(path, text, exc) from None
+    except (TypeError, ValueError, OverflowError) as exc:  # e.g. a key PyYAML cannot hash
+        raise QuizBankError(path, None, f"this is not a valid question bank: {exc}.") from None
+    latex = _latex_in_double_quotes(path, text)
+    if latex is not None:
+        raise latex
     return _Validator(path).bank(data)
+
+
+# YAML escapes that LaTeX in double quotes turns into control characters: "$\beta$" → backspace + "eta",
+# "$\theta$" → tab + "heta", "$\nabla$" → newline + "abla", "$\frac$" → form feed + "rac", "$\alpha$" → bell + "lpha".
+_LATEX_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\([abefnrtv0NLP_])([A-Za-z]+)")
+_LATEX_COMMANDS = {
+    "alpha",
+    "beta",
+    "epsilon",
+    "eta",
+    "theta",
+    "nabla",
+    "nu",
+    "neq",
+    "not",
+    "frac",
+    "forall",
+    "top",
+    "times",
+    "tau",
+    "text",
+    "tanh",
+    "rightarrow",
+    "rho",
+    "vec",
+    "varepsilon",
+    "left",
+    "leq",
+    "ldots",
+    "boldsymbol",
+    "bar",
+    "mathbb",
+    "mathbf",
+    "mathrm",
+    "sqrt",
+    "sum",
+    "sigma",
+    "softmax",
+    "exp",
+    "approx",
+    "cdot",
+    "cdots",
+    "in",
+    "infty",
+    "odot",
+    "partial",
+    "prod",
+    "quad",
+    "hat",
+    "lambda",
+    "mu",
+    "omega",
+    "phi",
+    "pi",
+    "psi",
+    "Delta",
+    "Sigma",
+    "Theta",
+    "Lambda",
+}
+
+
+def _latex_in_double_quotes(path: Path, text: str) -> QuizBankError | None:
+    """A double-quoted scalar whose backslash escapes look like LaTeX commands (YAML turned them into control characters)."""
+    try:
+        events = list(yaml.parse(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError:
+        return None
+    for event in events:
+        if isinstance(event, yaml.ScalarEvent) and event.style == '"':
+            source = text[event.start_mark.index : event.end_mark.index]
+            match = next(
+                (
+                    m
+                    for m in _LATEX_ESCAPE.finditer(source)
+                    if source[: m.start()].count("$") % 2 == 1 or m.group(1) + m.group(2) in _LATEX_COMMANDS
+                ),
+                None,
+            )  # inside $...$, or a LaTeX command name: "First line\nSecond" stays a newline
+            if match:
+                snippet = source[max(0, match.start() - 10) : match.end() + 4].strip()
+                question_id = _question_at(text, event.start_mark.line)
+                return QuizBankError(
+                    path,
+                    question_id,
+                    f'line {event.start_mark.line + 1}: inside double quotes YAML reads "\\{match.group(1)}" in '
+                    f"{snippet!r} as a control character, not as LaTeX. Write the text in single quotes or as a block "
+                    '("prompt: |" and the text indented below).',
+                )
+    return None
+
+
+def _question_at(text: str, line: int) -> str | None:
+    """The last ``id:`` on or before ``line``: the question a problem sits in."""
+    question_id = None
+    for row in text.splitlines()[: line + 1]:
+        match = re.match(r"^\s*(?:-\s+)?id:\s*['\"]?([^'\"#\s]+)", row)
+        if match:
+            question_id = match.group(1)
+    return question_id
+
+
+def _control_character(value: str) -> str | None:
+    """The first control character in ``value`` other than a newline, named, or None."""
+    for char in value:
+        if char != "\n" and (unicodedata.category(char) == "Cc" or char in "\u2028\u2029"):
+            name = unicodedata.name(char, None) or {"\t": "TAB", "\b": "BACKSPACE", "\f": "FORM FEED"}.get(
+                char, f"U+{ord(char):04X}"
+            )
+            return f"U+{ord(char):04X} {name}"
+    return None
 
 
 def _yaml_error(path: Path, text: str, exc: yaml.YAMLError) -> QuizBankError:
@@ -119,8 +258,18 @@ def _yaml_error(path: Path, text: str, exc: yaml.YAMLError) -> QuizBankError:
     )
 
 
+def _number_text(value: int | float) -> str:
+    try:
+        return str(value)
+    except ValueError:  # an int with more digits than Python prints
+        return "a number with thousands of digits"
+
+
 def _nice(value: Any) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an int with more digits than Python prints
+        text = "a number with thousands of digits"
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -145,10 +294,21 @@ class _Validator:
                 raise self.fail(question_id, f'{where} has no "{key}:"; add a non-empty text.')
             return ""
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            value = str(value)
+            value = _number_text(value)
         if not isinstance(value, str) or not value.strip():
             raise self.fail(question_id, f'"{key}:" in {where} must be a non-empty text, got {_nice(value)}.')
-        return value.strip()
+        return self.clean(value.strip(), key, where, question_id)
+
+    def clean(self, value: str, key: str, where: str, question_id: str | None) -> str:
+        """Refuse a control character (LaTeX read as a YAML escape, a pasted tab) in a text field."""
+        found = _control_character(value)
+        if found:
+            raise self.fail(
+                question_id,
+                f'"{key}:" in {where} contains the control character {found} (in {_nice(value)}): in double quotes a '
+                "backslash starts a YAML escape, so write LaTeX in single quotes or a block, and replace tabs by spaces.",
+            )
+        return value
 
     def number(self, mapping: dict, key: str, where: str, question_id: str) -> float:
         if key not in mapping or mapping[key] is None:
@@ -159,6 +319,11 @@ class _Validator:
                 value = float(value.replace(",", "").replace("_", ""))
             except ValueError:
                 pass
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**15:
+            raise self.fail(
+                question_id,
+                f'"{key}:" in {where} is too large to check reliably (more than 15 digits), got {_nice(mapping[key])}.',
+            )
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise self.fail(question_id, f'"{key}:" in {where} must be a finite number, got {_nice(mapping[key])}.')
         return value if isinstance(value, int) else float(value)  # keep 16640 an int, so it prints as 16,640
@@ -166,10 +331,13 @@ class _Validator:
     def notebook(self, value: Any, question_id: str | None) -> str:
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             raise self.fail(question_id, f'"notebook:" must be a notebook number such as "02", got {_nice(value)}.')
-        number = f"{int(value):02d}" if str(value).strip().isdigit() else str(value).strip()
+        text = str(value).strip()
+        number = f"{int(text):02d}" if re.fullmatch(r"[0-9]{1,3}", text) else text  # "²" is a digit to isdigit()
         if number not in NOTEBOOKS or number == FINAL_CHECK:
             taught = ", ".join(row.number for row in lessons())
-            raise self.fail(question_id, f'"notebook: {value}" is not one of the course notebooks that teach: {taught}.')
+            raise self.fail(
+                question_id, f'"notebook: {value}" is not one of the course notebooks that teach: {taught}.'
+            )
         return number
 
     # ---------------------------------------------------------------------------------------------------
@@ -182,22 +350,34 @@ class _Validator:
         bank_notebook = self.notebook(data["notebook"], None) if data.get("notebook") is not None else None
         raw_questions = data.get("questions")
         if not isinstance(raw_questions, list) or not raw_questions:
-            raise self.fail(None, '"questions:" must be a non-empty list of questions (each starting with "- id: ...").')
+            raise self.fail(
+                None, '"questions:" must be a non-empty list of questions (each starting with "- id: ...").'
+            )
         questions: list[Question] = []
         first_seen: dict[str, int] = {}
         for number, raw in enumerate(raw_questions, start=1):
             question = self.question(raw, number, bank_notebook)
             if question.id in first_seen:
                 raise self.fail(
-                    question.id, f"duplicate id: questions {first_seen[question.id]} and {number} both use it; ids must be unique."
+                    question.id,
+                    f"duplicate id: questions {first_seen[question.id]} and {number} both use it; ids must be unique.",
                 )
             first_seen[question.id] = number
             questions.append(question)
-        return Quiz(id=self.path.stem, title=title, questions=tuple(questions), path=self.path, notebook=bank_notebook, intro=intro)
+        return Quiz(
+            id=self.path.stem,
+            title=title,
+            questions=tuple(questions),
+            path=self.path,
+            notebook=bank_notebook,
+            intro=intro,
+        )
 
     def question(self, raw: Any, number: int, bank_notebook: str | None) -> Question:
         if not isinstance(raw, dict):
-            raise self.fail(f"#{number}", f"question {number} must be a mapping (id:, kind:, prompt:, ...), got {_nice(raw)}.")
+            raise self.fail(
+                f"#{number}", f"question {number} must be a mapping (id:, kind:, prompt:, ...), got {_nice(raw)}."
+            )
         qid = raw.get("id")
         if not isinstance(qid, str) or not ID_PATTERN.match(qid):
             label = f"#{number}" if qid is None else str(qid)
@@ -206,19 +386,21 @@ class _Validator:
             )
         kind = raw.get("kind")
         if kind not in KINDS:
-            raise self.fail(qid, f'unknown kind {_nice(kind)}; use one of: {", ".join(KINDS)}.')
+            raise self.fail(qid, f"unknown kind {_nice(kind)}; use one of: {', '.join(KINDS)}.")
         self.unknown_keys(raw, QUESTION_KEYS[kind], f"a {kind} question", qid)
         topic = raw.get("topic")
-        if topic not in TOPICS:
+        if not isinstance(topic, str) or topic not in TOPICS:
             close = difflib.get_close_matches(str(topic), list(TOPICS), n=1)
             hint = f' (did you mean "{close[0]}"?)' if close else ""
-            raise self.fail(qid, f'unknown topic {_nice(topic)}{hint}; use one of: {", ".join(TOPICS)}.')
+            raise self.fail(qid, f"unknown topic {_nice(topic)}{hint}; use one of: {', '.join(TOPICS)}.")
         if raw.get("notebook") is not None:
             notebook = self.notebook(raw["notebook"], qid)
         elif bank_notebook is not None:
             notebook = bank_notebook
         else:
-            raise self.fail(qid, 'which notebook teaches this? Add "notebook:" (e.g. "02") to the question or to the bank.')
+            raise self.fail(
+                qid, 'which notebook teaches this? Add "notebook:" (e.g. "02") to the question or to the bank.'
+            )
         prompt = self.text(raw, "prompt", "the question", qid)
         explanation = self.text(raw, "explanation", "the question", qid)
         common = dict(id=qid, kind=kind, topic=topic, notebook=notebook, prompt=prompt, explanation=explanation)
@@ -236,7 +418,10 @@ class _Validator:
         for number, item in enumerate(raw_options, start=1):
             where = f"option {number}"
             if not isinstance(item, dict):
-                raise self.fail(qid, f'{where} must be a mapping with "text:", "feedback:" and optionally "correct: true", got {_nice(item)}.')
+                raise self.fail(
+                    qid,
+                    f'{where} must be a mapping with "text:", "feedback:" and optionally "correct: true", got {_nice(item)}.',
+                )
             self.unknown_keys(item, OPTION_KEYS, where, qid)
             text = self.text(item, "text", where, qid)
             where = f"{where} ({_nice(text)})"
@@ -244,6 +429,7 @@ class _Validator:
                 raise self.fail(
                     qid, f'{where} has no feedback; every option needs "feedback:" explaining why it is right or wrong.'
                 )
+            self.clean(item["feedback"].strip(), "feedback", where, qid)
             correct = item.get("correct", False)
             if not isinstance(correct, bool):
                 raise self.fail(qid, f'"correct:" in {where} must be true or false, got {_nice(correct)}.')
@@ -258,7 +444,8 @@ class _Validator:
             raise self.fail(qid, f'no option is marked "correct: true"; a {kind}-choice question needs {need}.')
         if kind == "single" and right > 1:
             raise self.fail(
-                qid, f'{right} options are marked "correct: true"; a single-choice question needs exactly one (or use "kind: multiple").'
+                qid,
+                f'{right} options are marked "correct: true"; a single-choice question needs exactly one (or use "kind: multiple").',
             )
         return tuple(options)
 
@@ -286,7 +473,14 @@ class _Validator:
                 if abs(value - other.answer) <= tolerance:
                     raise self.fail(qid, f"{where} ({value:g}) repeats an earlier mistake ({other.answer:g}).")
             mistakes.append(Mistake(answer=value, feedback=feedback))
-        return Question(answer=answer, tolerance=tolerance, unit=unit, mistakes=tuple(mistakes), wrong_feedback=wrong_feedback, **common)
+        return Question(
+            answer=answer,
+            tolerance=tolerance,
+            unit=unit,
+            mistakes=tuple(mistakes),
+            wrong_feedback=wrong_feedback,
+            **common,
+        )
 
 
 def check_banks(names: list[str | Path] | None = None) -> tuple[list[Quiz], list[QuizBankError]]:
@@ -295,6 +489,14 @@ def check_banks(names: list[str | Path] | None = None) -> tuple[list[Quiz], list
     Returns ``(quizzes, errors)``: every bank that loaded, and one error per bank that did not.
     """
     names = list(names) if names else available_banks()
+    unique: dict[Path, str | Path] = {}  # `quiz check 01 01` checks bank 01 once, not against itself
+    for name in names:
+        try:
+            key = bank_path(name).resolve()
+        except QuizBankError:
+            key = Path(f"<unknown {name!r}>")
+        unique.setdefault(key, name)
+    names = list(unique.values())
     quizzes, errors = [], []
     for name in names:
         try:
@@ -306,7 +508,11 @@ def check_banks(names: list[str | Path] | None = None) -> tuple[list[Quiz], list
         for question in quiz.questions:
             if question.id in owner:
                 errors.append(
-                    QuizBankError(quiz.path, question.id, f"this id is also used in {owner[question.id].path.name}; ids must be unique across the banks.")
+                    QuizBankError(
+                        quiz.path,
+                        question.id,
+                        f"this id is also used in {owner[question.id].path.name}; ids must be unique across the banks.",
+                    )
                 )
             else:
                 owner[question.id] = quiz

@@ -122,13 +122,14 @@ def read_solution(path: Path):
         raise GenerationError(f"{path}: the solution notebook is missing") from None
     except Exception as exc:  # NotJSONError, ValidationError, UnicodeDecodeError, OSError, ...
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise GenerationError(f"{path}: not a valid notebook ({type(exc).__name__}{': ' + text[:200] if text else ''})") from None
+        raise GenerationError(
+            f"{path}: not a valid notebook ({type(exc).__name__}{': ' + text[:200] if text else ''})"
+        ) from None
     return notebook
 
 
 def generate_text(exercises_dir: Path, name: str) -> str:
     """The learner notebook for exercise ``name``, as the text a fresh build would write."""
-    import nbformat
 
     path = solution_path(exercises_dir, name)
     solution = read_solution(path)

@@ -10,13 +10,13 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from .._validate import CommandError
-from . import exercise_build as generate
 from ..checks.registry import EXERCISES, Exercise
+from . import exercise_build as generate
 from .notebook_runner import NotebookRun, run_notebooks
 
 OUTCOMES = ("pass", "fail", "error", "timeout", "missing")
@@ -120,7 +120,9 @@ def reset(name: str, exercises_dir: Path | None = None, now: _dt.datetime | None
     except ExerciseToolError:
         raise
     except Exception as exc:
-        raise ExerciseToolError(f"Could not build a fresh copy of {exercise.name}: {exc}. Nothing was changed.") from None
+        raise ExerciseToolError(
+            f"Could not build a fresh copy of {exercise.name}: {exc}. Nothing was changed."
+        ) from None
 
     backup = None
     if target.exists():
@@ -210,7 +212,9 @@ def progress(
         if path.exists():
             items.append((path, exercise.name))
         else:
-            rows[exercise.name] = ProgressRow(exercise.name, "missing", detail=f"no {path.name}: `exercises reset {exercise.name}` makes a fresh one")
+            rows[exercise.name] = ProgressRow(
+                exercise.name, "missing", detail=f"no {path.name}: `exercises reset {exercise.name}` makes a fresh one"
+            )
     if echo and items:
         echo(f"Running {len(items)} exercise notebook(s), each in a fresh kernel (this takes a few seconds each)...")
     for run in run_notebooks(items, timeout=timeout, jobs=jobs):
@@ -256,7 +260,9 @@ def format_progress(rows: list[ProgressRow]) -> str:
 # --------------------------------------------------------------------------- build
 
 
-def build(exercises_dir: Path | None = None, execute: bool = False, timeout: float = 120.0, echo=print) -> list[tuple[str, bool]]:
+def build(
+    exercises_dir: Path | None = None, execute: bool = False, timeout: float = 120.0, echo=print
+) -> list[tuple[str, bool]]:
     """Generate the learner notebooks; with ``execute``, first re-run the solutions in place and require every check to pass.
 
     A learner notebook that is about to change is first saved to ``backups/`` (as ``reset`` does), so running
@@ -314,8 +320,12 @@ def execute_solutions(exercises_dir: Path, timeout: float = 120.0, echo=print) -
         except generate.GenerationError as exc:
             raise ExerciseToolError(f"{exc}. Nothing was written.") from None
         client = NotebookClient(
-            notebook, kernel_name="python3", timeout=int(timeout), record_timing=False,
-            shutdown_kernel="immediate", resources={"metadata": {"path": str(path.parent)}},
+            notebook,
+            kernel_name="python3",
+            timeout=int(timeout),
+            record_timing=False,
+            shutdown_kernel="immediate",
+            resources={"metadata": {"path": str(path.parent)}},
         )
         try:
             client.execute(stderr=subprocess.DEVNULL)

@@ -1,10 +1,10 @@
 """``exercises``: build, reset, progress and grading for the exercise notebooks.
 
-    python -m course_lib exercises list
-    python -m course_lib exercises reset ex02_attention        # your version is backed up first
-    python -m course_lib exercises progress                    # which exercises pass
-    python -m course_lib exercises build [--execute]           # instructors: regenerate the learner notebooks
-    python -m course_lib exercises grade SUBMISSIONS --out DIR [--exercise ex02] [--timeout 60] [--jobs N]
+python -m course_lib exercises list
+python -m course_lib exercises reset ex02_attention        # your version is backed up first
+python -m course_lib exercises progress                    # which exercises pass
+python -m course_lib exercises build [--execute]           # instructors: regenerate the learner notebooks
+python -m course_lib exercises grade SUBMISSIONS --out DIR [--exercise ex02] [--timeout 60] [--jobs N]
 """
 
 from __future__ import annotations
@@ -55,8 +55,12 @@ def register(subparsers) -> None:
         "A learner notebook that changes is saved to exercises/backups/ first.",
     )
     _dir_option(build)
-    build.add_argument("--execute", action="store_true", help="first re-run the solution notebooks in place (every check must pass)")
-    build.add_argument("--check", action="store_true", help="write nothing; exit 1 if a learner notebook is out of date")
+    build.add_argument(
+        "--execute", action="store_true", help="first re-run the solution notebooks in place (every check must pass)"
+    )
+    build.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if a learner notebook is out of date"
+    )
     build.set_defaults(handler=_build)
 
     grade = actions.add_parser(
@@ -75,12 +79,16 @@ def register(subparsers) -> None:
     )  # fmt: skip
     grade.add_argument("--require-sandbox", action="store_true", help="refuse to grade when no sandbox is available")
     grade.add_argument("--timeout", type=float, default=60.0, help="seconds for each notebook's cells (default: 60)")
-    grade.add_argument("--jobs", type=int, default=None, help="notebooks graded at the same time (default: one per CPU core)")
+    grade.add_argument(
+        "--jobs", type=int, default=None, help="notebooks graded at the same time (default: one per CPU core)"
+    )
     grade.set_defaults(handler=_grade)
 
 
 def _dir_option(parser) -> None:
-    parser.add_argument("--dir", type=Path, default=None, help="the exercises folder (default: the course's exercises/)")
+    parser.add_argument(
+        "--dir", type=Path, default=None, help="the exercises folder (default: the course's exercises/)"
+    )
 
 
 def _run_options(parser) -> None:
@@ -138,7 +146,6 @@ def _build(args) -> int:
 
 
 def _grade(args) -> int:
-    from . import exercise_files as tools
 
     _check_run_options(args)
     from . import grading

@@ -29,10 +29,10 @@ import struct
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from ..checks.registry import EXERCISES
 from . import sandbox
@@ -40,8 +40,15 @@ from .exercise_files import OUTCOMES, ExerciseToolError, resolve
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 STARTUP_SECONDS = 20.0  # Python, torch and IPython starting inside the sandbox on a busy machine
-CHECK_SECONDS = 30.0  # all calls of the checks together, after the cells
-CHECK_STATUS = {"passed": "pass", "failed": "fail", "error": "error", "not_implemented": "not_implemented", "timeout": "timeout", "missing": "missing"}
+CHECK_CALLS = 6  # the checks' calls together may take this many single-call limits (``grade_worker``)
+CHECK_STATUS = {
+    "passed": "pass",
+    "failed": "fail",
+    "error": "error",
+    "not_implemented": "not_implemented",
+    "timeout": "timeout",
+    "missing": "missing",
+}
 
 
 @dataclass
@@ -222,8 +229,9 @@ def grade_notebook(
 ) -> Graded:
     """Run one notebook in a sandboxed process and judge what its functions return. Never raises for a bad notebook.
 
-    ``timeout`` is for the notebook's cells; the checks' calls then get up to ``CHECK_SECONDS`` and the process is
-    killed, with everything it started, at ``timeout + CHECK_SECONDS + STARTUP_SECONDS``.
+    ``timeout`` is for the notebook's cells; each call of a check then gets ``min(5 s, timeout / 10)``, all of them
+    together six times that, and the process is killed, with everything it started, at ``timeout`` plus those plus
+    ``STARTUP_SECONDS``.
     """
     from ..checks import core, remote
 
@@ -233,7 +241,10 @@ def grade_notebook(
     try:
         data = read_submission(Path(path))
     except (OSError, ValueError) as exc:
-        graded.status, graded.detail = "unreadable", f"could not read the file ({getattr(exc, 'strerror', None) or exc})"
+        graded.status, graded.detail = (
+            "unreadable",
+            f"could not read the file ({getattr(exc, 'strerror', None) or exc})",
+        )
         return graded
     problem = _notebook_problem(data)
     if problem:
@@ -247,7 +258,15 @@ def grade_notebook(
         work.mkdir()
         call_seconds = min(core.TIME_LIMIT, max(0.5, timeout / 10))
         inner = "/tmp/in/notebook.ipynb" if sandboxed else str(notebook)
-        worker = [sys.executable, "-m", "course_lib.tools.grade_worker", inner, exercise, f"{timeout:g}", f"{call_seconds:g}"]
+        worker = [
+            sys.executable,
+            "-m",
+            "course_lib.tools.grade_worker",
+            inner,
+            exercise,
+            f"{timeout:g}",
+            f"{call_seconds:g}",
+        ]
         if sandboxed:
             command, env = sandbox.bwrap_command(worker, staging, hidden or []), None
         else:
@@ -256,7 +275,8 @@ def grade_notebook(
                    "MPLCONFIGDIR": str(work / ".matplotlib"), "IPYTHONDIR": str(work / ".ipython"), "PYTHONDONTWRITEBYTECODE": "1",
                    "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8"}  # fmt: skip
             env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
-        outcome = sandbox.run(command, timeout + CHECK_SECONDS + STARTUP_SECONDS, env=env, cwd=None if sandboxed else work)
+        hard_limit = timeout + CHECK_CALLS * call_seconds + STARTUP_SECONDS
+        outcome = sandbox.run(command, hard_limit, env=env, cwd=None if sandboxed else work)
         graded.seconds = outcome.seconds
         _read_outcome(graded, outcome, exercise, remote)
         return graded
@@ -270,7 +290,10 @@ def _read_outcome(graded: Graded, outcome: sandbox.Outcome, exercise: str, remot
     from .grade_worker import MAGIC
 
     if outcome.too_much_output:
-        graded.status, graded.detail = "too_much_output", f"the notebook wrote more than {sandbox.OUTPUT_BYTES // (1024 * 1024)} MB to the grader"
+        graded.status, graded.detail = (
+            "too_much_output",
+            f"the notebook wrote more than {sandbox.OUTPUT_BYTES // (1024 * 1024)} MB to the grader",
+        )
         graded.checks = remote.judge(exercise, None)
         return
     payload = None
@@ -285,11 +308,16 @@ def _read_outcome(graded: Graded, outcome: sandbox.Outcome, exercise: str, remot
                 except Exception:
                     payload = None
     if outcome.timed_out:
-        graded.status, graded.detail = "timeout", "did not finish in time and was stopped, with every process it started"
+        graded.status, graded.detail = (
+            "timeout",
+            "did not finish in time and was stopped, with every process it started",
+        )
     if not isinstance(payload, dict):
         if not outcome.timed_out:
             graded.status = "crashed"
-            graded.detail = "the notebook's process died before it returned its results (os._exit, a crash, or out of memory)"
+            graded.detail = (
+                "the notebook's process died before it returned its results (os._exit, a crash, or out of memory)"
+            )
         graded.checks = remote.judge(exercise, None)
         return
     if isinstance(payload.get("unreadable"), str):
@@ -339,10 +367,14 @@ def grade(
         raise ExerciseToolError(f"--jobs must be a whole number of at least 1, got {jobs!r}.")
     submissions_dir, out_dir = Path(submissions_dir), Path(out_dir)
     if not submissions_dir.is_dir():
-        raise ExerciseToolError(f"{submissions_dir} is not a folder. Pass the folder that holds the submitted notebooks.")
+        raise ExerciseToolError(
+            f"{submissions_dir} is not a folder. Pass the folder that holds the submitted notebooks."
+        )
     inside = out_dir.resolve() == submissions_dir.resolve() or submissions_dir.resolve() in out_dir.resolve().parents
     if inside:
-        raise ExerciseToolError("--out must be outside the submissions folder: grading never writes into the submissions.")
+        raise ExerciseToolError(
+            "--out must be outside the submissions folder: grading never writes into the submissions."
+        )
     assigned = [resolve(name).name for name in exercises] if exercises else list(EXERCISES)
     assigned = [name for name in EXERCISES if name in set(assigned)]
     status = sandbox.probe()
@@ -350,7 +382,11 @@ def grade(
         raise ExerciseToolError(f"No sandbox on this machine: {status.reason}. Nothing was graded (--require-sandbox).")
     found, skipped = discover(submissions_dir)
     submissions = [s for s in found if s.exercise in assigned]
-    skipped += [(s.path, f"{s.exercise} is not among the exercises graded (--exercise)") for s in found if s.exercise not in assigned]
+    skipped += [
+        (s.path, f"{s.exercise} is not among the exercises graded (--exercise)")
+        for s in found
+        if s.exercise not in assigned
+    ]
     if not submissions:
         raise ExerciseToolError(
             f"No notebooks of {'the chosen exercises' if exercises else 'any exercise'} found in {submissions_dir}. "
@@ -524,7 +560,11 @@ def score_markdown(report: GradeReport, submissions_dir: Path, timeout: float) -
         lines += [f"> **{_warning(status)}**", ""]
     lines += [
         f"Graded {_dt.datetime.now():%Y-%m-%d %H:%M} from `{submissions_dir}`: "
-        + (f"each notebook ran in a sandbox ({status.reason})" if status and status.available else "each notebook ran WITHOUT a sandbox")
+        + (
+            f"each notebook ran in a sandbox ({status.reason})"
+            if status and status.available
+            else "each notebook ran WITHOUT a sandbox"
+        )
         + f", with {timeout:g} s for its cells; the grader judged what its functions returned. Per exercise: "
         "**pass** (every check passes), **fail** (the notebook ran, some check fails or is not implemented), "
         "**error** (the notebook could not run, crashed, or a cell raised), **timeout**, or **missing** (not "
@@ -535,10 +575,19 @@ def score_markdown(report: GradeReport, submissions_dir: Path, timeout: float) -
     ]
     for learner in report.learners:
         counts = _counts(report, learner)
-        row = [f"{_outcome(report.cells[(learner, e)])} {_points(report, learner, e)}/{_possible(e)}" for e in report.exercises]
+        row = [
+            f"{_outcome(report.cells[(learner, e)])} {_points(report, learner, e)}/{_possible(e)}"
+            for e in report.exercises
+        ]
         numbers = [str(counts[o]) for o in OUTCOMES] + [f"{counts['points']}/{counts['points_possible']}"]
         lines.append(f"| {_md(learner)} | " + " | ".join(row) + " | " + " | ".join(numbers) + " |")
-    lines += ["", "Exercises: " + ", ".join(f"{s} = {name}" for s, name in zip(short, report.exercises)), "", "## Details", ""]
+    lines += [
+        "",
+        "Exercises: " + ", ".join(f"{s} = {name}" for s, name in zip(short, report.exercises)),
+        "",
+        "## Details",
+        "",
+    ]
     details = 0
     for learner in report.learners:
         for exercise in report.exercises:
@@ -546,7 +595,10 @@ def score_markdown(report: GradeReport, submissions_dir: Path, timeout: float) -
             if graded is None or graded.outcome == "pass":
                 continue
             details += 1
-            lines.append(f"- **{_md(learner)} / {exercise}**: {graded.outcome}" + (f" ({_md(graded.detail)})" if graded.detail else ""))
+            lines.append(
+                f"- **{_md(learner)} / {exercise}**: {graded.outcome}"
+                + (f" ({_md(graded.detail)})" if graded.detail else "")
+            )
             for error in graded.cell_errors[:3]:
                 lines.append(f"  - {_md(error)}")
             for check in graded.checks:

@@ -3,8 +3,11 @@
 Each notebook runs as a copy in a temporary folder (its working directory), in a fresh kernel, with every cell
 allowed to fail, under one time limit for the whole notebook. After the learner's cells, one extra cell runs every
 check of the exercise quietly on the functions the notebook defined and prints the results as JSON; that is what
-progress and grading read (a learner deleting or editing a check cell changes nothing). The file itself is never
+``exercises progress`` reads (a learner deleting or editing a check cell changes nothing). The file itself is never
 written to. Several notebooks run at once (``jobs``), each in its own kernel.
+
+This is for a learner's own notebooks. Grading other people's notebooks does not trust what a notebook prints:
+``grading`` runs each one in a sandbox and judges its functions' outputs itself.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,7 +70,9 @@ def grading_cell_source(exercise: str) -> str:
     )
 
 
-def run_notebooks(items: list[tuple[Path, str]], timeout: float = 60.0, jobs: int = 2, on_done=None) -> list[NotebookRun]:
+def run_notebooks(
+    items: list[tuple[Path, str]], timeout: float = 60.0, jobs: int = 2, on_done=None
+) -> list[NotebookRun]:
     """Run each ``(path, exercise)`` notebook; ``on_done(run)`` is called as each one finishes. Never raises for a bad notebook."""
 
     async def main() -> list[NotebookRun]:
@@ -118,8 +124,12 @@ async def _run_one(path: Path, exercise: str, timeout: float) -> NotebookRun:
         try:
             copy = workdir / path.name
             shutil.copyfile(path, copy)  # execute a copy: the submission itself is only ever read
-            notebook = nbformat.read(copy, as_version=4)
-            nbformat.validate(notebook)
+            with (
+                warnings.catch_warnings()
+            ):  # nbformat warns about missing cell ids and the like: not the learner's concern
+                warnings.simplefilter("ignore")
+                notebook = nbformat.read(copy, as_version=4)
+                nbformat.validate(notebook)
         except Exception as exc:
             run.status, run.detail = UNREADABLE, f"not a valid notebook ({type(exc).__name__}: {_first_line(exc)})"
             return run
@@ -141,7 +151,10 @@ async def _run_one(path: Path, exercise: str, timeout: float) -> NotebookRun:
         except CellTimeoutError:
             run.status, run.detail = TIMEOUT, f"did not finish within {timeout:g} s"
         except DeadKernelError:
-            run.status, run.detail = CRASHED, "the kernel died (the notebook crashed Python, e.g. os._exit or running out of memory)"
+            run.status, run.detail = (
+                CRASHED,
+                "the kernel died (the notebook crashed Python, e.g. os._exit or running out of memory)",
+            )
         except Exception as exc:
             run.status, run.detail = CRASHED, f"could not run: {type(exc).__name__}: {_first_line(exc)}"
         _read_outputs(notebook, run)
@@ -161,11 +174,13 @@ def _read_outputs(notebook, run: NotebookRun) -> None:
                 for line in output.get("text", "").splitlines():
                     if line.startswith(SENTINEL):
                         try:
-                            run.checks = json.loads(line[len(SENTINEL):])
+                            run.checks = json.loads(line[len(SENTINEL) :])
                         except ValueError:
                             pass
             elif index != last and output.get("output_type") == "error":
-                run.cell_errors.append(f"cell {index + 1}: {output.get('ename', 'Error')}: {_shorten(output.get('evalue', ''), 200)}")
+                run.cell_errors.append(
+                    f"cell {index + 1}: {output.get('ename', 'Error')}: {_shorten(output.get('evalue', ''), 200)}"
+                )
     if run.status == RAN and not run.checks:
         run.status, run.detail = CRASHED, "the checks could not run after the notebook's cells"
 

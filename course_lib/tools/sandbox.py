@@ -33,7 +33,16 @@ PROCESSES = 96  # processes and threads one sandbox may run at once
 OUTPUT_BYTES = 64 * 1024 * 1024  # the most the grader reads from the sandbox's stdout
 SANDBOX_UID = 65534  # the sandbox's user inside its namespace (nobody); it has no capability at all
 
-ISOLATION = ["--unshare-all", "--unshare-user", "--cap-drop", "ALL", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+ISOLATION = [
+    "--unshare-all",
+    "--unshare-user",
+    "--cap-drop",
+    "ALL",
+    "--uid",
+    str(SANDBOX_UID),
+    "--gid",
+    str(SANDBOX_UID),
+]
 
 
 @dataclass
@@ -58,7 +67,9 @@ def probe(refresh: bool = False) -> SandboxStatus:
     binary = _bwrap()
     limit = "a pids cgroup" if ProcessGroupLimit.supported() else "RLIMIT_NPROC" if os.geteuid() != 0 else ""
     if os.name != "posix" or binary is None:
-        _STATUS = SandboxStatus(False, "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)", limit)
+        _STATUS = SandboxStatus(
+            False, "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)", limit
+        )
         return _STATUS
     command = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *ISOLATION,
                "--die-with-parent", "--new-session", "true"]  # fmt: skip
@@ -79,7 +90,9 @@ def probe(refresh: bool = False) -> SandboxStatus:
         return _STATUS
     fork = f", processes capped by {limit}" if limit else ", NO cap on the number of processes (fork bombs)"
     _STATUS = SandboxStatus(
-        True, f"bubblewrap: read-only system, private /tmp, no network, own PID and user namespaces, no capabilities{fork}", limit
+        True,
+        f"bubblewrap: read-only system, private /tmp, no network, own PID and user namespaces, no capabilities{fork}",
+        limit,
     )
     return _STATUS
 
@@ -182,7 +195,11 @@ def _threads_of(uid: int) -> int:
 
 def _limits(cpu_seconds: float, group: ProcessGroupLimit | None):
     """A ``preexec_fn``: its own session, the cgroup, and resource limits."""
-    nproc = None if group is not None and group.path is not None or os.geteuid() == 0 else _threads_of(os.geteuid()) + PROCESSES
+    nproc = (
+        None
+        if group is not None and group.path is not None or os.geteuid() == 0
+        else _threads_of(os.geteuid()) + PROCESSES
+    )
 
     def apply() -> None:
         import resource
@@ -213,7 +230,10 @@ def bwrap_command(command: list[str], staging: Path, hidden: list[Path], workdir
         "--dir", workdir,
         "--ro-bind", str(staging), "/tmp/in",
     ]  # fmt: skip
-    needed = [Path(p).resolve() for p in (os.path.realpath(sys.executable), sys.prefix, sys.base_prefix, Path(__file__).parents[2])]
+    needed = [
+        Path(p).resolve()
+        for p in (os.path.realpath(sys.executable), sys.prefix, sys.base_prefix, Path(__file__).parents[2])
+    ]
     for folder in hidden:
         folder = Path(folder).resolve()
         if folder.is_dir() and not any(path == folder or folder in path.parents for path in needed):

@@ -1,0 +1,572 @@
+"""Grading a teacher can trust: the verdict cannot be forged and a submission cannot get out of its sandbox.
+
+The acceptance fuzz test grades, in one run, generated wrong solutions (catalogued mistakes and near misses put
+into the solution notebooks) and hostile notebooks (a monkeypatch of the checks, a forged marker and forged
+results, file escapes, a fork bomb, endless loops, huge output, a process left behind) and asserts: no false
+pass, no forged grade, no file outside the sandbox touched, no process left, no traceback from course_lib.
+
+Every run is bounded: the grader kills a sandbox at its time limit; each subprocess here has a timeout too.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+
+from course_lib.checks import EXERCISES, MISTAKES, SPECS, core, remote
+from course_lib.tools import cli, grading, sandbox
+from course_lib.tools import exercise_build as generate
+
+ROOT = Path(__file__).resolve().parents[1]
+EXERCISES_DIR = ROOT / "exercises"
+
+if sys.platform.startswith("linux") and not sandbox.probe().available:
+    pytest.fail(f"these tests need a working bubblewrap sandbox: {sandbox.probe().reason}", pytrace=False)
+if not sys.platform.startswith("linux"):
+    pytest.skip("the sandbox is bubblewrap, which exists on Linux only", allow_module_level=True)
+
+
+def notebook_with(base: Path, *cells: str) -> str:
+    """The notebook ``base`` with ``cells`` appended, as JSON text."""
+    notebook = nbformat.read(base, as_version=4)
+    for source in cells:
+        notebook.cells.append(nbformat.v4.new_code_cell(source))
+    return nbformat.writes(notebook)
+
+
+def solution(name: str) -> Path:
+    return generate.solution_path(EXERCISES_DIR, name)
+
+
+def stubs(name: str) -> Path:
+    return generate.learner_path(EXERCISES_DIR, name)
+
+
+def sandbox_processes() -> list[str]:
+    """Command lines of processes that belong to a grading sandbox (the worker or what it started)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                command = (
+                    Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+                )
+            except OSError:
+                continue
+            if "grade_worker" in command or "course-sandbox-marker" in command:
+                found.append(command)
+    return found
+
+
+def leftover_cgroups() -> list[str]:
+    return [
+        str(path) for root in sandbox.ProcessGroupLimit.ROOTS if root.is_dir() for path in root.glob("course-grade-*")
+    ]
+
+
+# ---------------------------------------------------------------------------------------------- the sandbox itself
+
+
+def run_in_sandbox(code: str, tmp_path: Path, hidden: list[Path] = ()) -> sandbox.Outcome:
+    staging = tmp_path / "staging"
+    staging.mkdir(exist_ok=True)
+    command = sandbox.bwrap_command([sys.executable, "-c", code], staging, list(hidden))
+    return sandbox.run(command, timeout=60)
+
+
+@pytest.fixture
+def outside_tmp():
+    """A folder outside /tmp (the sandbox's /tmp is its own, so a file in the host's /tmp proves nothing)."""
+    import tempfile
+
+    folder = Path(
+        tempfile.mkdtemp(prefix="course-outside-", dir="/var/tmp" if os.path.isdir("/var/tmp") else str(ROOT))
+    )
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_sandbox_has_a_read_only_system_a_private_tmp_no_network_and_hidden_folders(tmp_path, outside_tmp):
+    secret = tmp_path / "submissions" / "bob"
+    secret.mkdir(parents=True)
+    (secret / "ex02.ipynb").write_text("bob's work")
+    outside = outside_tmp / "outside.txt"
+    outside.write_text("keep")
+    code = f"""
+import os, socket, json
+report = {{}}
+for target in ({str(outside)!r}, {str(ROOT / "escape.txt")!r}, os.path.expanduser('~root') + '/escape.txt'):
+    try:
+        open(target, 'a').write('x'); report[target] = 'written'
+    except OSError as exc:
+        report[target] = type(exc).__name__
+try:
+    os.remove({str(outside)!r}); report['delete'] = 'deleted'
+except OSError as exc:
+    report['delete'] = type(exc).__name__
+open('/tmp/course-private-{os.getpid()}.txt', 'w').write('mine'); report['tmp'] = os.listdir('/tmp')
+try:
+    socket.create_connection(('1.1.1.1', 53), timeout=3); report['net'] = 'connected'
+except OSError as exc:
+    report['net'] = type(exc).__name__
+report['hidden'] = os.listdir({str(tmp_path / "submissions")!r})
+report['pid'] = os.getpid()
+report['uid'] = os.getuid()
+report['caps'] = [l for l in open('/proc/self/status') if l.startswith('CapEff')][0].split()[1]
+print(json.dumps(report))
+"""
+    outcome = run_in_sandbox(code, tmp_path, hidden=[tmp_path / "submissions"])
+    report = json.loads(outcome.stdout.decode())
+    assert all(value != "written" for key, value in report.items() if key.startswith("/")), report
+    assert report["delete"] != "deleted" and outside.read_text() == "keep"
+    assert not (ROOT / "escape.txt").exists()
+    assert (
+        f"course-private-{os.getpid()}.txt" in report["tmp"]
+        and not Path(f"/tmp/course-private-{os.getpid()}.txt").exists()
+    )
+    assert report["net"] != "connected", "the sandbox must have no network"
+    assert report["hidden"] == [], "the other submissions are hidden behind an empty folder"
+    assert report["pid"] < 10, "the sandbox has its own PID namespace"
+    assert report["uid"] == sandbox.SANDBOX_UID and int(report["caps"], 16) == 0, "no capabilities inside"
+
+
+def test_a_fork_bomb_is_capped_and_nothing_survives_the_kill(tmp_path):
+    code = """
+import os, time
+children = 0
+try:
+    while True:
+        if os.fork() == 0:
+            time.sleep(600)  # course-sandbox-marker
+            os._exit(0)
+        children += 1
+except OSError:
+    pass
+print(children, flush=True)
+time.sleep(600)
+"""
+    started = time.monotonic()
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    command = sandbox.bwrap_command([sys.executable, "-c", code], staging, [])
+    outcome = sandbox.run(command, timeout=8)
+    assert outcome.timed_out and time.monotonic() - started < 30
+    children = int(outcome.stdout.decode().split()[0])
+    assert 10 < children <= sandbox.PROCESSES, f"the fork bomb made {children} processes"
+    time.sleep(0.5)
+    assert not sandbox_processes() and not leftover_cgroups()
+
+
+# ---------------------------------------------------------------------------------------------- judging a record
+
+
+def test_a_record_replayed_on_the_trusted_side_gives_the_notebooks_verdict():
+    """Every catalogued mistake: the grader's judgement of the sandbox's record equals the check cell's (hint aside)."""
+    for check_name, mistakes in MISTAKES.items():
+        spec = SPECS[check_name]
+        exercise = next(name for name, ex in EXERCISES.items() if spec in ex.specs)
+        for mistake in mistakes:
+            local = core.run_check(spec, mistake.example, verbose=False)
+            record = {
+                "format": remote.FORMAT,
+                "exercise": exercise,
+                "checks": [remote.harvest_check(spec, mistake.example)],
+            }
+            buffer = io.BytesIO()
+            torch.save(record, buffer)
+            loaded = torch.load(io.BytesIO(buffer.getvalue()), weights_only=True)
+            (judged,) = [r for r in remote.judge(exercise, loaded) if r["check"] == check_name]
+            assert (judged["passed"], judged["status"], judged["mistake"]) == (
+                local.passed,
+                local.status,
+                local.mistake,
+            )
+            assert judged["message"].splitlines()[0] == local.message.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        None,
+        "passed",
+        {"format": 1},
+        {"format": 1, "exercise": "ex02_attention", "checks": "all passed"},
+        {
+            "format": 1,
+            "exercise": "ex02_attention",
+            "checks": [{"check": "check_softmax", "present": True, "passed": True, "status": "passed"}],
+        },
+        {
+            "format": 1,
+            "exercise": "ex02_attention",
+            "checks": [
+                {
+                    "check": "check_softmax",
+                    "present": True,
+                    "cases": [{"kind": "value", "value": {"t": "tensor", "v": "not a tensor"}}],
+                }
+            ],
+        },
+        {
+            "format": 1,
+            "exercise": "ex02_attention",
+            "checks": [
+                {
+                    "check": "check_softmax",
+                    "present": True,
+                    "cases": [{"kind": "raised", "type": "SystemExit", "message": "✅ passed"}],
+                }
+            ],
+        },
+    ],
+    ids=[
+        "none",
+        "a string",
+        "no checks",
+        "checks not a list",
+        "a verdict instead of outputs",
+        "a fake tensor",
+        "a fake exception",
+    ],
+)
+def test_a_tampered_record_never_passes(record):
+    results = remote.judge("ex02_attention", record)
+    assert [r["check"] for r in results] == ["check_softmax", "check_attention", "check_causal_attention"]
+    assert not any(r["passed"] for r in results)
+
+
+# ---------------------------------------------------------------------------------------------- the acceptance fuzz
+
+
+def wrong_solutions(rng: random.Random) -> dict[str, tuple[str, str, str]]:
+    """name → (exercise, check that must fail, notebook JSON): a catalogued mistake or a near miss in a solution."""
+    made = {}
+    checks = sorted(MISTAKES)
+    for check_name in rng.sample(checks, 7):
+        spec = SPECS[check_name]
+        exercise = next(name for name, ex in EXERCISES.items() if spec in ex.specs)
+        mistake = rng.choice(MISTAKES[check_name])
+        module = mistake.example.__module__
+        name = next(name for name, value in vars(sys.modules[module]).items() if value is mistake.example)
+        cell = f"from {module} import {name} as {spec.function}"
+        made[f"{check_name}-{mistake.key}"] = (exercise, check_name, notebook_with(solution(exercise), cell))
+    near_misses = {
+        "check_softmax": ("ex02_attention", "_right = softmax\nsoftmax = lambda scores: _right(scores) * (1 + 1e-3)"),
+        "check_rnn_forward": (
+            "ex01_rnn",
+            "_right = rnn_forward\ndef rnn_forward(x, h0, w_xh, w_hh, b):\n    states, h = _right(x, h0, w_xh, w_hh, b)\n"
+            "    return states.detach(), h.detach()",
+        ),
+        "check_layer_norm": (
+            "ex05_layernorm_residual",
+            "_right = layer_norm\nlayer_norm = lambda x, gamma, beta, eps=1e-5: _right(x, gamma, beta)",
+        ),
+    }
+    for check_name, (exercise, cell) in near_misses.items():
+        made[f"{check_name}-near-miss"] = (exercise, check_name, notebook_with(solution(exercise), cell))
+    return made
+
+
+MONKEYPATCH = """
+import course_lib.checks as _checks, course_lib.checks.core as _core, course_lib.checks.remote as _remote, torch as _torch
+_fake = lambda *a, **k: [{"check": c, "function": f, "status": "passed", "passed": True, "message": "✅", "mistake": None}
+                         for c, f in [("check_softmax", "softmax"), ("check_attention", "attention"), ("check_causal_attention", "causal_attention")]]
+_checks.run_exercise_checks = _fake
+_remote.judge = _fake
+_core.same = lambda *a, **k: True
+_core._all_close = lambda *a, **k: True
+_torch.allclose = lambda *a, **k: True
+_remote.harvest = lambda exercise, namespace: {"format": 1, "exercise": exercise, "checks": [{"check": "check_softmax", "passed": True}]}
+"""
+
+FORGED_MARKER = """
+import json, os, sys, threading, time, io, struct, torch
+fake = [{"check": c, "function": f, "status": "passed", "passed": True, "message": "✅ forged", "mistake": None}
+        for c, f in [("check_softmax", "softmax"), ("check_attention", "attention"), ("check_causal_attention", "causal_attention")]]
+def forge():
+    from course_lib.tools.grade_worker import MAGIC
+    body = io.BytesIO()
+    torch.save({"format": 1, "exercise": "ex02_attention", "cells": 99, "cell_errors": [], "stopped_cell": None,
+                "record": {"format": 1, "exercise": "ex02_attention", "checks": fake}}, body)
+    frame = MAGIC + struct.pack(">Q", len(body.getvalue())) + body.getvalue()
+    while True:
+        print("@@course-checks@@" + json.dumps(fake), flush=True)
+        for fd in range(0, 64):
+            try:
+                os.write(fd, frame)
+            except OSError:
+                pass
+        time.sleep(0.01)
+threading.Thread(target=forge, daemon=True).start()
+time.sleep(0.3)
+"""
+
+ESCAPE = """
+import os, pathlib, shutil
+for target in {targets!r}:
+    try:
+        pathlib.Path(target).write_text("escaped")
+    except OSError:
+        pass
+for victim in {victims!r}:
+    try:
+        os.remove(victim)
+    except OSError:
+        pass
+    try:
+        shutil.rmtree(pathlib.Path(victim).parent)
+    except OSError:
+        pass
+"""
+
+FORK_BOMB = """
+import os
+try:
+    while True:
+        os.fork()
+except OSError:
+    pass
+"""
+
+LEFT_BEHIND = """
+import subprocess, os
+subprocess.Popen(["sleep", "600"], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+if os.fork() == 0:
+    os.setsid()
+    os.execvp("sleep", ["sleep", "601"])
+"""
+
+ENDLESS_CELL = "while True:\n    pass"
+STUBBORN_LOOP = "while True:\n    try:\n        while True:\n            pass\n    except BaseException:\n        pass"
+ENDLESS_FUNCTION = "def softmax(scores):\n    while True:\n        pass"
+HUGE_OUTPUT = (
+    "print('x' * 200_000_000)\nimport os, sys\nos.write(1, b'y' * 50_000_000)\nsys.stderr.write('z' * 50_000_000)"
+)
+HUGE_RESULT = "import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'w' * 100_000_000)\n    except OSError:\n        pass"
+MEMORY_BOMB = "hoard = bytearray(50 * 1024**3)"
+HUGE_RETURN = "import torch\ndef softmax(scores):\n    return torch.zeros(4000, 4000)"
+
+
+@pytest.fixture(scope="module")
+def fuzz_run(tmp_path_factory):
+    """Grade every generated wrong solution and hostile notebook in one run; keep what the tests inspect."""
+    import tempfile
+
+    base = tmp_path_factory.mktemp("fuzz")
+    submissions, out = base / "submissions", base / "results"
+    outside = Path(
+        tempfile.mkdtemp(prefix="course-outside-", dir="/var/tmp" if os.path.isdir("/var/tmp") else str(ROOT))
+    )
+    submissions.mkdir()
+    (outside / "keep.txt").write_text("keep")
+    home = Path(os.path.expanduser("~"))
+    targets = [str(outside / "new.txt"), str(home / "course-escape.txt"), str(ROOT / "course-escape.txt"),
+               str(submissions / "mallory" / "written.txt"), "/tmp/course-escape.txt", str(out / "scores.md")]  # fmt: skip
+    victims = [str(outside / "keep.txt"), str(submissions / "alice" / "ex02_attention.ipynb")]
+    expected_fail: dict[tuple[str, str], str] = {}
+
+    def put(learner: str, exercise: str, text: str) -> None:
+        folder = submissions / learner
+        folder.mkdir(exist_ok=True)
+        (folder / f"{exercise}.ipynb").write_text(text, encoding="utf-8")
+
+    put("alice", "ex02_attention", notebook_with(solution("ex02_attention")))  # the control: a right solution
+    for index, (_name, (exercise, check, text)) in enumerate(sorted(wrong_solutions(random.Random(13)).items())):
+        put(f"wrong{index:02d}", exercise, text)
+        expected_fail[(f"wrong{index:02d}", exercise)] = check
+    hostile = {
+        "monkeypatch": notebook_with(stubs("ex02_attention"), MONKEYPATCH),
+        "forger": notebook_with(stubs("ex02_attention"), FORGED_MARKER),
+        "escaper": notebook_with(stubs("ex02_attention"), ESCAPE.format(targets=targets, victims=victims)),
+        "forkbomb": notebook_with(stubs("ex02_attention"), FORK_BOMB),
+        "lingerer": notebook_with(stubs("ex02_attention"), LEFT_BEHIND),
+        "looper": notebook_with(stubs("ex02_attention"), ENDLESS_CELL),
+        "stubborn": notebook_with(stubs("ex02_attention"), STUBBORN_LOOP),
+        "slowfn": notebook_with(stubs("ex02_attention"), ENDLESS_FUNCTION),
+        "shouter": notebook_with(stubs("ex02_attention"), HUGE_OUTPUT),
+        "flooder": notebook_with(stubs("ex02_attention"), HUGE_RESULT),
+        "hoarder": notebook_with(stubs("ex02_attention"), MEMORY_BOMB),
+        "giant": notebook_with(stubs("ex02_attention"), HUGE_RETURN),
+    }
+    for learner, text in hostile.items():
+        put(learner, "ex02_attention", text)
+    (submissions / "mallory").mkdir()
+    os.symlink("/etc/hostname", submissions / "mallory" / "ex01_rnn.ipynb")
+    before = {path: path.read_bytes() for path in submissions.rglob("*") if path.is_file() and not path.is_symlink()}
+    printed: list[str] = []
+    started = time.monotonic()
+    report = grading.grade(submissions, out, timeout=10, jobs=2, echo=printed.append)
+    seconds = time.monotonic() - started
+    time.sleep(1.0)
+    yield {
+        "report": report, "printed": "\n".join(printed), "out": out, "submissions": submissions, "outside": outside,
+        "targets": targets, "before": before, "expected_fail": expected_fail, "seconds": seconds,
+        "hostile": list(hostile), "processes": sandbox_processes(), "cgroups": leftover_cgroups(),
+    }  # fmt: skip
+    shutil.rmtree(outside, ignore_errors=True)
+
+
+def _scores(fuzz_run) -> dict[str, dict]:
+    return {row["student_id"]: row for row in csv.DictReader((fuzz_run["out"] / "scores.csv").open(encoding="utf-8"))}
+
+
+def test_fuzz_no_false_pass(fuzz_run):
+    scores = _scores(fuzz_run)
+    assert scores["alice"]["ex02_attention"] == "pass", "the control (a right solution) must pass"
+    for (learner, exercise), check in fuzz_run["expected_fail"].items():
+        assert scores[learner][f"{exercise}:{check}"] != "pass", f"{learner}: a wrong {check} passed"
+        assert scores[learner][exercise] == "fail", (
+            f"{learner}: the wrong solution must run and fail, not {scores[learner][exercise]}"
+        )
+
+
+def test_fuzz_no_forged_grade(fuzz_run):
+    scores = _scores(fuzz_run)
+    for learner in fuzz_run["hostile"]:
+        row = scores[learner]
+        assert row["ex02_attention"] != "pass" and row["ex02_attention points"] == "0", (
+            f"{learner}: {row['ex02_attention']}"
+        )
+    assert scores["monkeypatch"]["ex02_attention:check_softmax"] == "not_implemented", "the real checks ran anyway"
+    assert all(
+        scores["forger"][f"ex02_attention:{check}"] != "pass"
+        for check in ("check_softmax", "check_attention", "check_causal_attention")
+    )
+
+
+def test_fuzz_no_file_outside_the_sandbox_touched(fuzz_run):
+    submissions = fuzz_run["submissions"]
+    after = {path: path.read_bytes() for path in submissions.rglob("*") if path.is_file() and not path.is_symlink()}
+    assert after == fuzz_run["before"], "the submissions must be exactly as they were"
+    assert (fuzz_run["outside"] / "keep.txt").read_text() == "keep"
+    for target in fuzz_run["targets"]:
+        path = Path(target)
+        assert not path.exists() or "escaped" not in path.read_text(errors="replace"), f"{target} was written"
+
+
+def test_fuzz_no_process_left(fuzz_run):
+    assert fuzz_run["processes"] == [], fuzz_run["processes"]
+    assert fuzz_run["cgroups"] == []
+    leftovers = subprocess.run(["pgrep", "-f", "sleep 60[01]"], capture_output=True, text=True, timeout=10)
+    assert leftovers.stdout.strip() == "", "a process a submission started outlived its sandbox"
+
+
+def test_fuzz_no_traceback_and_a_readable_report(fuzz_run):
+    markdown = (fuzz_run["out"] / "scores.md").read_text(encoding="utf-8")
+    for text in (markdown, fuzz_run["printed"]):
+        assert "Traceback" not in text and 'File "/' not in text
+    scores = _scores(fuzz_run)
+    assert scores["looper"]["ex02_attention"] == "timeout" and scores["stubborn"]["ex02_attention"] == "timeout"
+    assert scores["slowfn"]["ex02_attention:check_softmax"] == "timeout"
+    assert scores["flooder"]["ex02_attention"] == "error" and "more than 64 MB" in markdown
+    assert "mallory/ex01_rnn.ipynb" in markdown and "symbolic link" in markdown
+    hostname = Path("/etc/hostname").read_text().strip() if Path("/etc/hostname").exists() else ""
+    if hostname:
+        assert hostname not in markdown, "a link's target must never be read"
+
+
+def test_fuzz_bounded_in_time(fuzz_run):
+    count = len(fuzz_run["report"].cells)
+    assert fuzz_run["seconds"] < 60 * count, f"{count} notebooks took {fuzz_run['seconds']:.0f} s"
+
+
+# ---------------------------------------------------------------------------------------------- the report an instructor needs
+
+
+@pytest.fixture(scope="module")
+def class_run(tmp_path_factory):
+    base = tmp_path_factory.mktemp("class")
+    submissions = base / "submissions"
+    for learner, name, source in (
+        ("ana.lopez", "ex02_attention", solution("ex02_attention")),
+        ("ana.lopez", "ex04_positional_encoding", solution("ex04_positional_encoding")),
+        ("=cmd", "ex02_attention", stubs("ex02_attention")),
+    ):
+        (submissions / learner).mkdir(parents=True, exist_ok=True)
+        notebook = json.loads(source.read_text(encoding="utf-8"))
+        for cell in notebook["cells"]:
+            cell.pop("id", None)  # an older notebook without cell ids: nbformat would warn about it
+        notebook["nbformat_minor"] = 4
+        (submissions / learner / f"{name}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    (submissions / "ana.lopez" / "notes.txt").write_text("my notes")
+    out = base / "out"
+    result = subprocess.run(
+        [sys.executable, "-m", "course_lib", "exercises", "grade", str(submissions), "--out", str(out),
+         "--exercise", "ex02", "--timeout", "30", "--jobs", "2"],
+        capture_output=True, text=True, timeout=600, cwd=base,
+    )  # fmt: skip
+    return {"result": result, "out": out}
+
+
+def test_only_the_assigned_exercise_is_graded(class_run):
+    assert class_run["result"].returncode == 0, class_run["result"].stderr
+    markdown = (class_run["out"] / "scores.md").read_text(encoding="utf-8")
+    assert "| ana.lopez | pass 3/3 | 1 | 0 | 0 | 0 | 0 | 3/3 |" in markdown, markdown
+    assert "ex04_positional_encoding is not among the exercises graded" in markdown
+
+
+def test_scores_have_per_check_columns_partial_credit_and_a_gradebook(class_run):
+    out = class_run["out"]
+    rows = list(csv.reader((out / "scores.csv").open(encoding="utf-8")))
+    assert rows[0] == [
+        "student_id", "ex02_attention", "ex02_attention points", "ex02_attention possible",
+        "ex02_attention:check_softmax", "ex02_attention:check_attention", "ex02_attention:check_causal_attention",
+        "pass", "fail", "error", "timeout", "missing", "points", "points_possible",
+    ]  # fmt: skip
+    assert rows[1][0] == "'=cmd", "a learner name that a spreadsheet would run as a formula is quoted"
+    gradebook = list(csv.reader((out / "gradebook.csv").open(encoding="utf-8")))
+    assert gradebook[0] == ["Student", "SIS Login ID", "ex02_attention (3 points)", "Total"]
+    assert ["ana.lopez", "ana.lopez", "3", "3"] in gradebook
+    checks = list(csv.DictReader((out / "checks.csv").open(encoding="utf-8")))
+    stub = [row for row in checks if row["student_id"] == "'=cmd"]
+    assert [row["result"] for row in stub] == ["not_implemented"] * 3 and stub[0]["diagnosis"].endswith(
+        "not implemented yet"
+    )
+
+
+def test_the_console_lists_skipped_files_and_shows_no_warnings(class_run):
+    result = class_run["result"]
+    assert "notes.txt: not a notebook" in result.stdout
+    assert "Sandbox: bubblewrap" in result.stdout
+    assert "Warning" not in result.stderr and "MissingIDField" not in result.stdout + result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "0"])
+def test_a_timeout_that_is_not_a_positive_number_is_refused(value, tmp_path, capsys):
+    (tmp_path / "subs").mkdir()
+    assert (
+        cli.main(["exercises", "grade", str(tmp_path / "subs"), "--out", str(tmp_path / "out"), "--timeout", value])
+        == 2
+    )
+    assert "--timeout must be a positive number" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_without_a_sandbox_the_grader_says_so_loudly(tmp_path, monkeypatch):
+    submissions = tmp_path / "submissions" / "ana"
+    submissions.mkdir(parents=True)
+    shutil.copyfile(solution("ex04_positional_encoding"), submissions / "ex04.ipynb")
+    unavailable = sandbox.SandboxStatus(False, "bubblewrap (bwrap) is not installed")
+    monkeypatch.setattr(sandbox, "probe", lambda refresh=False: unavailable)
+    printed: list[str] = []
+    grading.grade(
+        tmp_path / "submissions", tmp_path / "out", timeout=30, jobs=1, echo=printed.append, exercises=["ex04"]
+    )
+    assert printed[0].startswith("WARNING: NOT SANDBOXED") and printed[-1].startswith("WARNING: NOT SANDBOXED")
+    markdown = (tmp_path / "out" / "scores.md").read_text(encoding="utf-8")
+    assert "WARNING: NOT SANDBOXED" in markdown and "WITHOUT a sandbox" in markdown
+    assert "| ana | pass 1/1 |" in markdown
+    with pytest.raises(grading.ExerciseToolError, match="--require-sandbox"):
+        grading.grade(tmp_path / "submissions", tmp_path / "out2", timeout=30, echo=None, require_sandbox=True)
