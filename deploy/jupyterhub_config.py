@@ -52,7 +52,9 @@ if admins:
     c.Authenticator.admin_users = admins
 learners_file = setting("COURSE_HUB_LEARNERS", "")
 if learners_file:  # one user name a line; without a list, any local account may log in
-    c.Authenticator.allowed_users = {line.strip() for line in Path(learners_file).read_text().splitlines() if line.strip()}
+    c.Authenticator.allowed_users = {
+        line.strip() for line in Path(learners_file).read_text().splitlines() if line.strip()
+    }
 else:
     c.Authenticator.allow_existing_users = True
 

@@ -31,7 +31,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import requests
 import websocket
@@ -68,9 +68,13 @@ def missing_requirements() -> list[str]:
     for path in (Path(sys.prefix), ROOT):
         blocked = closed_folders(path)
         if blocked:
-            problems.append(f"{blocked[0]} is not searchable by other users (chmod o+x), so a learner cannot run the course")
+            problems.append(
+                f"{blocked[0]} is not searchable by other users (chmod o+x), so a learner cannot run the course"
+            )
     if len(closed_folders(interpreter)) > 1:
-        problems.append(f"more than one folder above {interpreter} is closed to other users: {closed_folders(interpreter)}")
+        problems.append(
+            f"more than one folder above {interpreter} is closed to other users: {closed_folders(interpreter)}"
+        )
     if closed_folders(interpreter) and shutil.which("unshare") is None:
         problems.append(f"{closed_folders(interpreter)[0]} is closed to other users and `unshare` is not installed")
     return problems
@@ -78,7 +82,9 @@ def missing_requirements() -> list[str]:
 
 def closed_folders(path: Path) -> list[Path]:
     """The folders above ``path`` that other users cannot enter (no o+x), outermost first."""
-    return [folder for folder in reversed(Path(path).parents) if folder.is_dir() and not os.stat(folder).st_mode & 0o001]
+    return [
+        folder for folder in reversed(Path(path).parents) if folder.is_dir() and not os.stat(folder).st_mode & 0o001
+    ]
 
 
 def private_view_command(command: list[str], stash: Path) -> list[str]:
@@ -100,7 +106,20 @@ def private_view_command(command: list[str], stash: Path) -> list[str]:
         'set -e; mount --bind "$1" "$2"; mount -t tmpfs -o mode=0711 course-hub "$3"; '
         'mkdir "$1"; mount --bind "$2" "$1"; shift 3; exec "$@"'
     )
-    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", str(child), str(stash), str(folder), *command]
+    return [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        str(child),
+        str(stash),
+        str(folder),
+        *command,
+    ]
 
 
 def make_course_repo(parent: Path) -> Path:
@@ -109,7 +128,9 @@ def make_course_repo(parent: Path) -> Path:
     work = parent / "course-work"
     work.mkdir(parents=True)
     for folder in ("notebooks", "exercises"):
-        shutil.copytree(ROOT / folder, work / folder, ignore=shutil.ignore_patterns("solutions", "backups", ".ipynb_checkpoints"))
+        shutil.copytree(
+            ROOT / folder, work / folder, ignore=shutil.ignore_patterns("solutions", "backups", ".ipynb_checkpoints")
+        )
     git(work, "init", "-q", "-b", "main")
     git(work, "add", "-A")
     git(work, "commit", "-q", "-m", "Course")
@@ -120,8 +141,13 @@ def make_course_repo(parent: Path) -> Path:
 
 
 def git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "Course", "GIT_AUTHOR_EMAIL": "course@localhost",
-           "GIT_COMMITTER_NAME": "Course", "GIT_COMMITTER_EMAIL": "course@localhost"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Course",
+        "GIT_AUTHOR_EMAIL": "course@localhost",
+        "GIT_COMMITTER_NAME": "Course",
+        "GIT_COMMITTER_EMAIL": "course@localhost",
+    }
     done = subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True)
     return done.stdout
 
@@ -199,9 +225,35 @@ class Learner:
     def get(self, path: str, **kwargs) -> requests.Response:
         return self.session.get(f"{self.base}{path}", timeout=30, allow_redirects=False, **kwargs)
 
+    def log_in(self, hub_url: str, password: str) -> requests.Session:
+        """Log in on the hub's login page with the account's password (PAM), as a browser does; returns the session."""
+        browser = requests.Session()
+        browser.get(f"{hub_url}/hub/login", timeout=30).raise_for_status()
+        response = browser.post(
+            f"{hub_url}/hub/login",
+            data={"username": self.name, "password": password, "_xsrf": browser.cookies.get("_xsrf", "")},
+            timeout=60,
+            allow_redirects=False,
+        )
+        if response.status_code != 302:
+            raise AssertionError(f"{self.name} could not log in: HTTP {response.status_code}")
+        return browser
+
+    def open_link(self, browser: requests.Session, link: str, timeout: float = 120.0) -> list[str]:
+        """Open an nbgitpuller link in the learner's logged-in browser session: the hub redirects to their server's
+        git-pull page, whose script then calls the pull API with the same query; returns the pull's messages."""
+        page = browser.get(link, timeout=30, allow_redirects=True)
+        page.raise_for_status()
+        landed = urlsplit(page.url)
+        if landed.path != f"{urlsplit(self.base).path}/git-pull":
+            raise AssertionError(f"the link led to {page.url}, not to {self.name}'s git-pull page")
+        return self._pull(landed.query, timeout)
+
     def pull_course(self, repo: str, branch: str, target: str, timeout: float = 120.0) -> list[str]:
         """What an nbgitpuller link does once the server runs: clone or merge the course, reading the event stream."""
-        query = f"repo={quote(repo, safe='')}&branch={quote(branch)}&targetpath={quote(target)}"
+        return self._pull(f"repo={quote(repo, safe='')}&branch={quote(branch)}&targetpath={quote(target)}", timeout)
+
+    def _pull(self, query: str, timeout: float) -> list[str]:
         response = self.session.get(f"{self.base}/git-pull/api?{query}", stream=True, timeout=timeout)
         response.raise_for_status()
         events = []
@@ -225,7 +277,7 @@ class Learner:
         response.raise_for_status()
         return response.json()
 
-    def open_notebook(self, path: str) -> "KernelConnection":
+    def open_notebook(self, path: str) -> KernelConnection:
         """Open the notebook as JupyterLab does: a session (notebook + kernel), then the kernel's websocket."""
         response = self.session.post(
             f"{self.base}/api/sessions",
@@ -260,17 +312,35 @@ class KernelConnection:
     def __init__(self, learner: Learner, kernel_id: str):
         self.kernel_id = kernel_id
         self.session_id = uuid.uuid4().hex
-        url = learner.base.replace("http://", "ws://", 1) + f"/api/kernels/{kernel_id}/channels?session_id={self.session_id}"
+        url = (
+            learner.base.replace("http://", "ws://", 1)
+            + f"/api/kernels/{kernel_id}/channels?session_id={self.session_id}"
+        )
         self.socket = websocket.create_connection(url, header=[f"Authorization: token {learner.token}"], timeout=60)
 
     def execute(self, code: str, index: int = 0, timeout: float = 120.0) -> CellRun:
         msg_id = uuid.uuid4().hex
         message = {
-            "header": {"msg_id": msg_id, "msg_type": "execute_request", "session": self.session_id,
-                       "username": "course-test", "version": "5.3", "date": ""},
-            "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-            "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
-                        "allow_stdin": False, "stop_on_error": True},
+            "header": {
+                "msg_id": msg_id,
+                "msg_type": "execute_request",
+                "session": self.session_id,
+                "username": "course-test",
+                "version": "5.3",
+                "date": "",
+            },
+            "parent_header": {},
+            "metadata": {},
+            "channel": "shell",
+            "buffers": [],
+            "content": {
+                "code": code,
+                "silent": False,
+                "store_history": True,
+                "user_expressions": {},
+                "allow_stdin": False,
+                "stop_on_error": True,
+            },
         }
         started = time.monotonic()
         self.socket.send(json.dumps(message))
@@ -310,9 +380,18 @@ class GitServer:
         port = free_port()
         self.url = f"git://127.0.0.1:{port}"
         self.process = subprocess.Popen(
-            ["git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={port}", f"--base-path={folder}",
-             "--export-all", str(folder)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                "git",
+                "daemon",
+                "--reuseaddr",
+                "--listen=127.0.0.1",
+                f"--port={port}",
+                f"--base-path={folder}",
+                "--export-all",
+                str(folder),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + timeout
         while True:
@@ -348,9 +427,15 @@ class RunningHub:
     def learner(self, name: str) -> Learner:
         return Learner(self.url, name, self.hub.token_for(name))
 
+    def set_password(self, name: str, password: str) -> None:
+        """Give a test account a password, so that it can log in through PAM like a learner."""
+        subprocess.run(["chpasswd"], input=f"{name}:{password}\n", text=True, check=True, capture_output=True)
+
     def direct_url(self, name: str) -> str:
         """Where the learner's server itself listens (the proxy's route target), bypassing the proxy."""
-        response = requests.get(f"{self.proxy_api}/api/routes", headers={"Authorization": f"token {self.proxy_token}"}, timeout=10)
+        response = requests.get(
+            f"{self.proxy_api}/api/routes", headers={"Authorization": f"token {self.proxy_token}"}, timeout=10
+        )
         response.raise_for_status()
         return response.json()[f"/user/{name}"]["target"].rstrip("/")
 
@@ -371,7 +456,9 @@ def accounts_of(prefix: str) -> dict[str, int]:
 
 
 @contextlib.contextmanager
-def running_hub(kernel_idle: int = 600, server_idle: int = 3600, activity_interval: int = 60, start_timeout: float = 60.0):
+def running_hub(
+    kernel_idle: int = 600, server_idle: int = 3600, activity_interval: int = 60, start_timeout: float = 60.0
+):
     """Start the hub from deploy/jupyterhub_config.py; stop it and remove every trace on exit (see module doc)."""
     problems = missing_requirements()
     if problems:
@@ -409,11 +496,24 @@ def running_hub(kernel_idle: int = 600, server_idle: int = 3600, activity_interv
         command = [str(Path(sys.prefix) / "bin" / "jupyterhub"), "-f", str(overlay)]
         process = subprocess.Popen(
             private_view_command(command, workdir / "python-view"),
-            cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=workdir,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     hub = Hub(url, token)
-    running = RunningHub(url, hub, course_repo, f"{git_server.url}/{course_repo.name}", log, prefix, process,
-                         f"http://127.0.0.1:{proxy_port}", proxy_token)
+    running = RunningHub(
+        url,
+        hub,
+        course_repo,
+        f"{git_server.url}/{course_repo.name}",
+        log,
+        prefix,
+        process,
+        f"http://127.0.0.1:{proxy_port}",
+        proxy_token,
+    )
     try:
         deadline = time.monotonic() + start_timeout
         while True:

@@ -47,8 +47,19 @@ def configurable_classes() -> dict:
     from jupyterhub.proxy import ConfigurableHTTPProxy
     from jupyterhub.spawner import LocalProcessSpawner, Spawner
 
-    classes = {cls.__name__: cls for cls in (JupyterHub, Spawner, LocalProcessSpawner, Authenticator, LocalAuthenticator,
-                                             PAMAuthenticator, ConfigurableHTTPProxy, MappingKernelManager)}
+    classes = {
+        cls.__name__: cls
+        for cls in (
+            JupyterHub,
+            Spawner,
+            LocalProcessSpawner,
+            Authenticator,
+            LocalAuthenticator,
+            PAMAuthenticator,
+            ConfigurableHTTPProxy,
+            MappingKernelManager,
+        )
+    }
     systemd = pytest.importorskip("systemdspawner", reason="jupyterhub-systemdspawner is in deploy/requirements.txt")
     classes["SystemdSpawner"] = systemd.SystemdSpawner
     return classes
@@ -74,7 +85,11 @@ def test_one_machine_config_sets_only_real_traits(tmp_path, monkeypatch, spawner
     culler = config.JupyterHub.services[0]
     assert culler["command"][1:3] == ["-m", "jupyterhub_idle_culler"]
     role = config.JupyterHub.load_roles[0]
-    assert role["services"] == [culler["name"]] and "delete:servers" in role["scopes"] and "admin:users" not in role["scopes"]
+    assert (
+        role["services"] == [culler["name"]]
+        and "delete:servers" in role["scopes"]
+        and "admin:users" not in role["scopes"]
+    )
 
 
 def test_one_machine_config_refuses_an_unknown_spawner(tmp_path, monkeypatch):
@@ -94,7 +109,15 @@ def key_paths(tree, prefix: str = "") -> dict[str, object]:
     return paths
 
 
-TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict, "array": list, "null": type(None)}
+TYPES = {
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "object": dict,
+    "array": list,
+    "null": type(None),
+}
 
 
 def test_z2jh_values_name_only_chart_keys_with_the_charts_types():
@@ -110,12 +133,16 @@ def test_z2jh_values_name_only_chart_keys_with_the_charts_types():
         assert section[0].isupper(), "hub.config keys are class names"
 
 
-@pytest.mark.skipif(not os.environ.get("Z2JH_CHART"), reason="set Z2JH_CHART to a chart folder to validate against its full schema")
+@pytest.mark.skipif(
+    not os.environ.get("Z2JH_CHART"), reason="set Z2JH_CHART to a chart folder to validate against its full schema"
+)
 def test_z2jh_values_validate_against_the_charts_schema():
     jsonschema = pytest.importorskip("jsonschema")
     chart = Path(os.environ["Z2JH_CHART"])
     schema = yaml.safe_load((chart / "values.schema.yaml").read_text())
-    merged = merge(yaml.safe_load((chart / "values.yaml").read_text()), yaml.safe_load((Z2JH / "values.yaml").read_text()))
+    merged = merge(
+        yaml.safe_load((chart / "values.yaml").read_text()), yaml.safe_load((Z2JH / "values.yaml").read_text())
+    )
     jsonschema.validate(merged, schema)
 
 
@@ -156,7 +183,9 @@ def test_dockerfile_is_well_formed_and_installs_the_course():
         if keyword in ("ENTRYPOINT", "CMD"):
             json.loads(rest)  # exec form
     runs = " ".join(rest for keyword, rest in instructions if keyword == "RUN")
-    assert '--index-url "${TORCH_INDEX_URL}"' in runs and "^torch==" in runs, "torch must come from the CPU index, pinned"
+    assert '--index-url "${TORCH_INDEX_URL}"' in runs and "^torch==" in runs, (
+        "torch must come from the CPU index, pinned"
+    )
     assert re.search(r"^torch==", (ROOT / "requirements.txt").read_text(), re.M)
     assert "-r /opt/course/deploy/requirements.txt" in runs and "pip install --no-deps /opt/course" in runs
     assert dict(instructions)["CMD"] == '["jupyterhub-singleuser"]'

@@ -15,14 +15,16 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import secrets
 import stat
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-
 from hub_support import account_pids, accounts_of, missing_requirements, running_hub
+
+from course_lib.tools.hub import nbgitpuller_link
 
 pytestmark = [pytest.mark.hub, pytest.mark.slow]
 
@@ -41,7 +43,8 @@ for label, action in (("list_home", lambda: os.listdir(OTHER_HOME)), ("read_file
     except PermissionError:
         result[label] = "denied"
 host, port = OTHER_SERVER.split("//")[1].split(":")
-for label, headers in (("anonymous", {}), ("own_token", {"Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]})):
+own_token = {"Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]}
+for label, headers in (("anonymous", {}), ("own_token", own_token)):
     connection = http.client.HTTPConnection(host, int(port), timeout=10)
     connection.request("GET", OTHER_PATH, headers=headers)
     response = connection.getresponse()
@@ -72,7 +75,11 @@ def test_a_class_on_the_hub():
     if problems:
         _unavailable("cannot start the hub: " + "; ".join(problems))
     started = time.monotonic()
-    code_cells = sum(1 for cell in json.loads((ROOT / "notebooks/07_knowledge_check.ipynb").read_text())["cells"] if cell["cell_type"] == "code")
+    code_cells = sum(
+        1
+        for cell in json.loads((ROOT / "notebooks/07_knowledge_check.ipynb").read_text())["cells"]
+        if cell["cell_type"] == "code"
+    )
 
     with running_hub(kernel_idle=KERNEL_IDLE, server_idle=SERVER_IDLE, activity_interval=ACTIVITY) as hub:
         names = [f"{hub.prefix}-{number}" for number in (1, 2, 3)]
@@ -85,16 +92,20 @@ def test_a_class_on_the_hub():
             list(pool.map(hub.hub.spawn, names))
         learners = [hub.learner(name) for name in names]
 
-        # The course arrives through nbgitpuller, cloned into each home as the learner.
+        # The course arrives through the link `python -m course_lib hub link` prints, cloned into each home by
+        # nbgitpuller as the learner.
+        link = nbgitpuller_link(hub.url, hub.course_url, "main", TARGET, "notebooks/07_knowledge_check.ipynb")
         for learner in learners:
-            learner.pull_course(hub.course_url, "main", TARGET)
+            password = secrets.token_urlsafe(12)
+            hub.set_password(learner.name, password)
+            learner.open_link(learner.log_in(hub.url, password), link)
             cloned = Path(pwd.getpwnam(learner.name).pw_dir) / NOTEBOOK
             assert cloned.stat().st_uid == pwd.getpwnam(learner.name).pw_uid
 
         # Everyone runs the same course notebook at once, in their own kernel.
         with ThreadPoolExecutor(len(learners)) as pool:
             runs = list(pool.map(lambda learner: learner.run_notebook(NOTEBOOK, timeout=180), learners))
-        for learner, run in zip(learners, runs):
+        for learner, run in zip(learners, runs, strict=True):
             assert run.errors == [], f"{learner.name}: {run.errors}"
             assert len(run.cells) == code_cells, f"{learner.name} ran {len(run.cells)} of {code_cells} code cells"
         assert any("Score" in cell.text or "Question" in cell.text for cell in runs[0].cells), "the quiz did not render"
@@ -104,7 +115,9 @@ def test_a_class_on_the_hub():
         bob_home = pwd.getpwnam(bob.name).pw_dir
         bob_server = hub.direct_url(bob.name)
         bob_path = f"/user/{bob.name}/api/contents/{TARGET}"
-        assert bob.session.get(f"{bob_server}{bob_path}", timeout=10).status_code == 200, "control: bob reaches his own server"
+        assert bob.session.get(f"{bob_server}{bob_path}", timeout=10).status_code == 200, (
+            "control: bob reaches his own server"
+        )
         assert bob.get(f"/api/contents/{TARGET}").status_code == 200, "control: bob reaches it through the proxy"
         assert alice.session.get(f"{hub.url}{bob_path}", timeout=10, allow_redirects=False).status_code == 403
         probe = alice.open_notebook(f"{TARGET}/probe.ipynb")
@@ -128,7 +141,9 @@ def test_a_class_on_the_hub():
         try:
             deadline = time.monotonic() + KERNEL_IDLE + SERVER_IDLE + 90
             while servers_culled is None:
-                assert time.monotonic() < deadline, f"culling too slow: kernels culled after {kernels_culled} s, servers not"
+                assert time.monotonic() < deadline, (
+                    f"culling too slow: kernels culled after {kernels_culled} s, servers not"
+                )
                 assert active.execute("x = 1", timeout=30).error is None  # carol is busy
                 now = time.monotonic() - started
                 if kernels_culled is None and all(learner.kernels() == [] for learner in (alice, bob)):

@@ -43,7 +43,11 @@ def course(tmp_path):
     upstream = tmp_path / "upstream"
     upstream.mkdir()
     for folder in ("notebooks", "exercises"):
-        shutil.copytree(ROOT / folder, upstream / folder, ignore=shutil.ignore_patterns("solutions", "backups", ".ipynb_checkpoints"))
+        shutil.copytree(
+            ROOT / folder,
+            upstream / folder,
+            ignore=shutil.ignore_patterns("solutions", "backups", ".ipynb_checkpoints"),
+        )
     git(upstream, "init", "-q", "-b", "main")
     git(upstream, "add", "-A")
     git(upstream, "commit", "-q", "-m", "Course, first version")
@@ -69,7 +73,9 @@ def learner_solves_softmax(clone: Path) -> None:
     notebook.cells[4].source = SOLUTION
     notebook.cells[4].execution_count = 1
     notebook.cells[5].execution_count = 2
-    notebook.cells[5].outputs = [nbformat.v4.new_output("stream", name="stdout", text="✅ softmax: all tests passed.\n")]
+    notebook.cells[5].outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="✅ softmax: all tests passed.\n")
+    ]
     nbformat.write(notebook, clone / EXERCISE)
 
 
@@ -103,7 +109,9 @@ def test_a_conflicting_change_keeps_the_learners_version(course):
     """Upstream changes the very cell the learner edited: nbgitpuller merges with -Xours, the learner's side wins."""
     upstream, clone = course
     learner_solves_softmax(clone)
-    edit_cell(upstream / EXERCISE, 4, cell(upstream / EXERCISE, 4).replace("Numerically stable", "A numerically stable"))
+    edit_cell(
+        upstream / EXERCISE, 4, cell(upstream / EXERCISE, 4).replace("Numerically stable", "A numerically stable")
+    )
     git(upstream, "commit", "-q", "-am", "Docstring")
 
     pull(upstream, clone)

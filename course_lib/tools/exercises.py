@@ -5,6 +5,7 @@
     python -m course_lib exercises progress                    # which exercises pass
     python -m course_lib exercises build [--execute]           # instructors: regenerate the learner notebooks
     python -m course_lib exercises grade SUBMISSIONS --out DIR [--timeout 60]
+    python -m course_lib exercises collect --homes /home --out SUBMISSIONS     # on a hub, before grading
 """
 
 from __future__ import annotations
@@ -70,6 +71,10 @@ def register(subparsers) -> None:
     grade.add_argument("--out", required=True, help="folder for scores.md and scores.csv (outside the submissions)")
     _run_options(grade)
     grade.set_defaults(handler=_grade)
+
+    from .hub import register_collect  # exercises collect: from the home folders of a hub
+
+    register_collect(actions)
 
 
 def _dir_option(parser) -> None:
