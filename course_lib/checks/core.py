@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from .. import record
 PASSED, FAILED, ERROR, NOT_IMPLEMENTED, MISSING = "passed", "failed", "error", "not_implemented", "missing"
 ICONS = {PASSED: "✅", FAILED: "❌", ERROR: "❌", NOT_IMPLEMENTED: "⏳", MISSING: "❌"}
 
@@ -142,7 +143,8 @@ def run_check(spec: CheckSpec, function: Any, verbose: bool = True) -> CheckResu
             f"could not examine what your function returned ({_exception_text(exc)}).",
             "Return a torch tensor as described in the docstring; if it already does, tell your instructor.",
         )
-    if verbose:
+    if verbose:  # a learner ran the check in a notebook: add it to their learning record
+        record.check_attempt(result)
         try:
             print(result.message)
         except Exception:  # a broken stdout must not turn into a traceback either
