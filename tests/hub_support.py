@@ -423,6 +423,7 @@ class RunningHub:
     process: subprocess.Popen
     proxy_api: str
     proxy_token: str
+    started: dict[int, str] = field(default_factory=dict)  # every process the hub started (pid → start time)
 
     def learner(self, name: str) -> Learner:
         return Learner(self.url, name, self.hub.token_for(name))
@@ -532,12 +533,44 @@ def running_hub(
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def _start_time(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def descendants(root: int) -> dict[int, str]:
+    """pid → start time of every process below ``root`` (the start time tells a process from a reused pid)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(parent, []).append(int(entry.name))
+    found, todo = {}, [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            started = _start_time(child)
+            if started is not None and child not in found:
+                found[child] = started
+                todo.append(child)
+    return found
+
+
+def survivors(processes: dict[int, str]) -> list[int]:
+    """The processes of ``descendants(...)`` that still run."""
+    return [pid for pid, started in processes.items() if _start_time(pid) == started]
+
+
 def _shut_down(running: RunningHub) -> None:
     """Stop the servers and the hub (which stops the proxy), end leftovers by pid, delete the test accounts."""
     with contextlib.suppress(Exception):
         for user in running.hub.api("GET", "/users"):
             if user["servers"]:
                 running.hub.stop(user["name"])
+    # The hub starts its services (the idle culler) in sessions of their own: note them all before it goes.
+    running.started.update(descendants(running.process.pid))
     process = running.process
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
@@ -548,6 +581,11 @@ def _shut_down(running: RunningHub) -> None:
             process.wait(timeout=10)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)  # the proxy and services share the hub's process group
+    for _ in range(2):
+        for pid in survivors(running.started):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
     accounts = accounts_of(running.prefix)
     for _ in range(20):
         pids = account_pids(set(accounts.values()))

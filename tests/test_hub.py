@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from hub_support import account_pids, accounts_of, missing_requirements, running_hub
+from hub_support import account_pids, accounts_of, missing_requirements, running_hub, survivors
 
 from course_lib.tools.hub import nbgitpuller_link
 
@@ -157,8 +157,11 @@ def test_a_class_on_the_hub():
             active.close()
         assert "idle-culler" in hub.log.read_text()
         prefix, uids, hub_pid = hub.prefix, set(accounts_of(hub.prefix).values()), hub.process.pid
+        hub_processes = hub.started
 
     assert accounts_of(prefix) == {}, "the test accounts were not deleted"
     assert account_pids(uids) == [], "a process of the test accounts is still running"
     assert not Path(f"/proc/{hub_pid}").exists(), "the hub is still running"
+    assert len(hub_processes) >= 2, "the hub's proxy and culler were not seen"
+    assert survivors(hub_processes) == [], "a process the hub started (proxy, culler, a server) is still running"
     assert time.monotonic() - started < 300, f"the hub test took {time.monotonic() - started:.0f} s (bound: 300 s)"
