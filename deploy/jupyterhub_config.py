@@ -83,7 +83,7 @@ c.Spawner.environment = {
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
 }
-# Idle kernels: a notebook left open in a browser tab still holds its kernel (0.3-0.6 GB each, measured), so
+# Idle kernels: a notebook left open in a browser tab still holds its kernel (0.3-0.5 GB each, measured), so
 # connected kernels are culled too. Every course notebook re-runs from the top in under 20 s.
 kernel_idle = seconds("COURSE_HUB_KERNEL_IDLE", 20 * 60)
 c.Spawner.args = [
@@ -93,8 +93,9 @@ c.Spawner.args = [
     "--MappingKernelManager.cull_busy=False",
 ]
 
-# Per-learner limits, from the load benchmark (benchmarks/README.md): a learner's server plus two open course
-# notebooks peaks near 1.3 GB; 2 GB leaves room for a third. One core each at most.
+# Per-learner limits, from the load benchmark (benchmarks/README.md, "A class on the hub"): the server takes 0.11 GB
+# and every open notebook 0.3-0.4 GB (0.45 GB as RSS), so 2 GB holds about four open notebooks. One core at most:
+# a kernel uses one thread.
 c.Spawner.mem_limit = setting("COURSE_HUB_MEM_LIMIT", "2G")
 c.Spawner.cpu_limit = float(setting("COURSE_HUB_CPU_LIMIT", "1"))
 

@@ -62,21 +62,14 @@ def missing_requirements() -> list[str]:
             __import__(module)
         except ImportError:
             problems.append(f"the Python package {module} is not installed (pip install -r requirements-dev.txt)")
-    # The learners' servers run this environment's Python under their own accounts: every folder on the way must
-    # be open to them, except one that the hub's private view of the file system opens (see ``hidden_python``).
-    interpreter = Path(sys.executable).resolve()
-    for path in (Path(sys.prefix), ROOT):
-        blocked = closed_folders(path)
-        if blocked:
-            problems.append(
-                f"{blocked[0]} is not searchable by other users (chmod o+x), so a learner cannot run the course"
-            )
-    if len(closed_folders(interpreter)) > 1:
-        problems.append(
-            f"more than one folder above {interpreter} is closed to other users: {closed_folders(interpreter)}"
-        )
-    if closed_folders(interpreter) and shutil.which("unshare") is None:
-        problems.append(f"{closed_folders(interpreter)[0]} is closed to other users and `unshare` is not installed")
+    # The learners' servers run this environment (its Python, the course) under their own accounts: every folder
+    # on the way must be open to them, except folders the hub's private view opens (``private_view_command``).
+    for path in needed_paths():
+        closed = closed_folders(path)
+        if len(closed) > 1:
+            problems.append(f"more than one folder above {path} is closed to other users: {[str(c) for c in closed]}")
+        elif closed and shutil.which("unshare") is None:
+            problems.append(f"{closed[0]} is closed to other users (chmod o+x) and `unshare` is not installed")
     return problems
 
 
@@ -87,39 +80,41 @@ def closed_folders(path: Path) -> list[Path]:
     ]
 
 
+def needed_paths() -> list[Path]:
+    """What a learner's server must reach: the Python interpreter, this environment and the course."""
+    return [Path(sys.executable).resolve(), Path(sys.prefix).resolve(), ROOT.resolve()]
+
+
 def private_view_command(command: list[str], stash: Path) -> list[str]:
-    """Run ``command`` where learners can reach the Python interpreter, without changing the machine.
+    """Run ``command`` where learners can reach the course's environment, without changing the machine.
 
     Python installed under root's home (pyenv in /root, mode 0700, as on CI) cannot be run by a learner's account.
     A real hub installs the course environment where learners can read it (deploy/README.md). For the test, the hub
-    runs in a private mount namespace in which the closed folder is replaced by an empty one that others may enter,
-    holding only the path down to the interpreter; nothing changes outside that namespace, which ends with the hub.
+    runs in a private mount namespace in which each closed folder is replaced by an empty one that others may enter,
+    holding only the paths down to what the servers need; nothing changes outside that namespace, which ends with
+    the hub.
     """
-    interpreter = Path(sys.executable).resolve()
-    closed = closed_folders(interpreter)
-    if not closed:
+    views: dict[Path, set[Path]] = {}
+    for path in needed_paths():
+        for folder in closed_folders(path):
+            views.setdefault(folder, set()).add(folder / path.relative_to(folder).parts[0])
+    if not views:
         return command
-    folder = closed[0]
-    child = folder / interpreter.relative_to(folder).parts[0]
-    stash.mkdir(parents=True)
-    script = (
-        'set -e; mount --bind "$1" "$2"; mount -t tmpfs -o mode=0711 course-hub "$3"; '
-        'mkdir "$1"; mount --bind "$2" "$1"; shift 3; exec "$@"'
-    )
-    return [
-        "unshare",
-        "--mount",
-        "--propagation",
-        "private",
-        "sh",
-        "-c",
-        script,
-        "sh",
-        str(child),
-        str(stash),
-        str(folder),
-        *command,
-    ]
+    script, args = ["set -e"], []
+    for number, (folder, children) in enumerate(sorted(views.items())):
+        keep = sorted(children)
+        for index, child in enumerate(keep):  # set each child aside, cover the folder, put the children back
+            aside = stash / f"{number}-{index}"
+            aside.mkdir(parents=True)
+            args += [str(child), str(aside)]
+            script.append(f'mount --bind "${{{len(args) - 1}}}" "${{{len(args)}}}"')
+        args.append(str(folder))
+        script.append(f'mount -t tmpfs -o mode=0711 course-hub "${{{len(args)}}}"')
+        for child in keep:
+            position = args.index(str(child)) + 1
+            script.append(f'mkdir -p "${{{position}}}"; mount --bind "${{{position + 1}}}" "${{{position}}}"')
+    script.append(f'shift {len(args)}; exec "$@"')
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", "; ".join(script), "sh", *args, *command]
 
 
 def make_course_repo(parent: Path) -> Path:
