@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 import torch
 
 from .. import record
+
 PASSED, FAILED, ERROR, NOT_IMPLEMENTED, MISSING = "passed", "failed", "error", "not_implemented", "missing"
 ICONS = {PASSED: "✅", FAILED: "❌", ERROR: "❌", NOT_IMPLEMENTED: "⏳", MISSING: "❌"}
 
