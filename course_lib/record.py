@@ -8,7 +8,8 @@ The record is a plain text file, ``learning-record.jsonl``, in your course folde
     {"v": 1, "time": "2026-12-03T14:21:40Z", "kind": "check", "check": "check_softmax", "status": "failed",
      "mistake": "no_max_subtraction", "correct": false}
 
-Nothing else is stored (no name, no code, no outputs) and nothing is sent anywhere. ``python -m course_lib progress``
+Nothing else is stored (no name, no code, no outputs) and nothing is sent anywhere. A check run before the
+function is written (it still raises ``NotImplementedError``) is not an attempt and is not recorded. ``python -m course_lib progress``
 shows it as a summary; ``python -m course_lib record show | reset | delete`` prints, empties (after a backup) or
 deletes it. An instructor collects it with the exercises (``exercises collect``) for the class misconception report.
 
@@ -109,7 +110,12 @@ def quiz_attempt(quiz, question, answer: Any, result) -> bool:
 
 
 def check_attempt(result) -> bool:
-    """Called when a learner runs an exercise check in a notebook (not when tools run checks quietly)."""
+    """Called when a learner runs an exercise check in a notebook (not when tools run checks quietly).
+
+    A check run before the function is written (``not_implemented``) is not an attempt and is not recorded.
+    """
+    if result.status == "not_implemented":
+        return False
     return append(
         {
             "kind": "check",

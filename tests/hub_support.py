@@ -522,6 +522,15 @@ def running_hub(
                 raise RuntimeError(f"the hub did not answer within {start_timeout:.0f} s:\n{log.read_text()[-3000:]}")
             time.sleep(0.3)
         yield running
+    except BaseException:
+        with contextlib.suppress(OSError):  # the hub's own account of what went wrong, before its folder goes
+            print(
+                "--- the last lines of the hub's log ---",
+                *log.read_text().splitlines()[-60:],
+                sep="\n",
+                file=sys.stderr,
+            )
+        raise
     finally:
         _shut_down(running)
         git_server.close()

@@ -1,13 +1,15 @@
 """A class on the course's JupyterHub, for real: deploy/jupyterhub_config.py started on 127.0.0.1.
 
 The test creates three learners through the REST API (the hub creates their Linux accounts), spawns their servers,
-hands out the course with nbgitpuller (from a git server on loopback), runs a course notebook in every server at the
-same time through the Jupyter server API, proves that one learner can neither read another's files nor reach their
-server, lets the kernel culler stop the idle kernels and jupyterhub-idle-culler stop the idle servers (an active
-learner keeps theirs), and shuts everything down: no account and no process of the run is left.
+logs each in through PAM and opens the nbgitpuller link `hub link` prints (the course comes from a git server on
+loopback), runs a course notebook in every server at the same time through the Jupyter server API, proves that one
+learner can neither read another's files nor reach their server, lets the kernel culler stop the idle kernels and
+jupyterhub-idle-culler stop the idle servers (an active learner keeps theirs), collects the class with `exercises
+collect` and reads the misconception report, and shuts everything down: no account and no process of the run is
+left.
 
 It needs root (the hub starts servers as the learners' accounts) and configurable-http-proxy (`make hub-proxy`);
-without them it is skipped on a learner's machine and fails in CI. About 90 s on a 2-core machine.
+without them it is skipped on a learner's machine and fails in CI. About 2 minutes on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from pathlib import Path
 import pytest
 from hub_support import account_pids, accounts_of, missing_requirements, running_hub, survivors
 
-from course_lib.tools.hub import nbgitpuller_link
+from course_lib.tools.cli import main
+from course_lib.tools.hub import collect, nbgitpuller_link
 
 pytestmark = [pytest.mark.hub, pytest.mark.slow]
 
@@ -51,6 +54,12 @@ for label, headers in (("anonymous", {}), ("own_token", own_token)):
     result[label] = [response.status, response.getheader("Location") or ""]
     connection.close()
 print(json.dumps(result))
+"""
+
+
+WRONG_SOFTMAX = """
+from course_lib.checks import check_softmax
+check_softmax(lambda scores: scores.exp() / scores.exp().sum(dim=-1, keepdim=True))
 """
 
 
@@ -125,9 +134,12 @@ def test_a_class_on_the_hub():
             setup = f"OTHER_HOME, OTHER_FILE = {bob_home!r}, {bob_home + '/' + NOTEBOOK!r}\n"
             setup += f"OTHER_SERVER, OTHER_PATH = {bob_server!r}, {bob_path!r}\n"
             cell = probe.execute(setup + PROBE, timeout=30)
+            # alice also tries an exercise check the classic wrong way: it goes into her learning record
+            attempt = probe.execute(WRONG_SOFTMAX, timeout=60)
         finally:
             probe.close()
         assert cell.error is None, cell.error
+        assert attempt.error is None and "❌" in attempt.text, attempt
         seen = json.loads(cell.text.strip().splitlines()[-1])
         assert seen["uid"] == pwd.getpwnam(alice.name).pw_uid, "alice's kernel must run as alice's account"
         assert seen["list_home"] == "denied" and seen["read_file"] == "denied", seen
@@ -156,6 +168,18 @@ def test_a_class_on_the_hub():
         finally:
             active.close()
         assert "idle-culler" in hub.log.read_text()
+
+        # The instructor collects the class from the home folders, then reads the misconception report.
+        submissions = hub.log.parent / "submissions"
+        rows = collect(Path("/home"), submissions, TARGET, names)
+        exercises = sorted(path.name for path in (ROOT / "exercises").glob("ex*.ipynb"))
+        for row in rows:
+            assert sorted(name for name in row["copied"] if name.endswith(".ipynb")) == exercises, row
+        alice_record = (submissions / alice.name / "learning-record.jsonl").read_text().splitlines()
+        assert [json.loads(line)["mistake"] for line in alice_record] == ["no_max_subtraction"]
+        assert main(["misconceptions", str(submissions), "--out", str(hub.log.parent / "debrief")]) == 0
+        report = (hub.log.parent / "debrief" / "misconceptions.md").read_text()
+        assert "`check_softmax` | ex02_attention | 1 | 1 | `no_max_subtraction` (1)" in report
         prefix, uids, hub_pid = hub.prefix, set(accounts_of(hub.prefix).values()), hub.process.pid
         hub_processes = hub.started
 

@@ -74,6 +74,10 @@ def test_an_exercise_check_run_by_the_learner_is_recorded_quiet_tool_runs_are_no
     def good(scores):
         return torch.softmax(scores, dim=-1)
 
+    def stub(scores):
+        raise NotImplementedError("write softmax")
+
+    check_softmax(stub)  # not written yet: not an attempt
     check_softmax(softmax)
     check_softmax(good)
     run_exercise_checks("ex02_attention", {"softmax": softmax})  # progress/grading tools: not the learner's attempt
