@@ -9,7 +9,7 @@ PORT   ?= 8888
 # JupyterLab refuses to run as root unless told to (containers, CI); an ordinary user never needs it.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install install-dev lab test lint format doctor slides benchmark clean-venv
+.PHONY: install install-dev lab test lint format doctor slides benchmark clean-venv hub-proxy
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,7 +39,15 @@ OFFLINE := $(shell if unshare --net true 2>/dev/null; then echo "unshare --net";
 	elif unshare --map-root-user --net true 2>/dev/null; then echo "unshare --map-root-user --net"; fi)
 OFFLINE_RUN := $(if $(OFFLINE),$(OFFLINE) sh -c 'ip link set lo up && COURSE_OFFLINE=1 exec "$$0" "$$@"',)
 
-test: install-dev
+# configurable-http-proxy (npm) for the hub test and deploy/: installed from deploy/package-lock.json.
+HUB_PROXY := deploy/node_modules/.bin/configurable-http-proxy
+$(HUB_PROXY): deploy/package.json deploy/package-lock.json
+	cd deploy && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+hub-proxy: $(HUB_PROXY)
+
+# Where npm exists, `make test` installs the proxy first (the hub test needs it; it fails in CI without it).
+test: install-dev $(if $(shell command -v npm 2>/dev/null),$(HUB_PROXY),)
 	$(OFFLINE_RUN) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # One lint and one format for the code and the notebooks (ruff reads .ipynb natively); settings in pyproject.toml

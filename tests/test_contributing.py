@@ -59,8 +59,11 @@ def new_notebook(number: str, title: str) -> nbformat.NotebookNode:
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory) -> Path:
     target = tmp_path_factory.mktemp("contributing") / "course"
-    ignore = shutil.ignore_patterns(".venv", ".git", "__pycache__", "*.egg-info", "test-output", "backups", "slides")
-    for name in ("course_lib", "notebooks", "exercises", "tests", "docs"):
+    ignore = shutil.ignore_patterns(
+        ".venv", ".git", "__pycache__", "*.egg-info", "test-output", "backups", "slides", "node_modules"
+    )
+    folders = ("course_lib", "notebooks", "exercises", "tests", "docs", "deploy", "benchmarks")  # the guides link them
+    for name in folders:
         shutil.copytree(ROOT / name, target / name, ignore=ignore)
     for name in ("pyproject.toml", "README.md", "INSTRUCTORS.md", "CONTRIBUTING.md"):
         shutil.copy2(ROOT / name, target / name)

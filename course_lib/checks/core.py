@@ -30,6 +30,8 @@ from typing import Any
 
 import torch
 
+from .. import record
+
 PASSED, FAILED, ERROR, NOT_IMPLEMENTED, MISSING = "passed", "failed", "error", "not_implemented", "missing"
 TIMEOUT = "timeout"
 ICONS = {PASSED: "✅", FAILED: "❌", ERROR: "❌", NOT_IMPLEMENTED: "⏳", MISSING: "❌", TIMEOUT: "⌛"}
@@ -175,7 +177,8 @@ def judge(spec: CheckSpec, calls: LearnerCalls, verbose: bool = False) -> CheckR
             f"could not examine what your function returned ({_exception_text(exc)}).",
             "Return a torch tensor as described in the docstring; if it already does, tell your instructor.",
         )
-    if verbose:
+    if verbose:  # a learner ran the check in a notebook: add it to their learning record
+        record.check_attempt(result)
         try:
             print(result.message)
         except Exception:  # a broken stdout must not turn into a traceback either

@@ -26,6 +26,7 @@ from typing import Iterable
 
 import ipywidgets as widgets
 
+from .. import record
 from .errors import QuizAnswerError
 from .loader import load_bank
 from .model import Question, Quiz, Result, letter
@@ -133,12 +134,14 @@ class QuestionWidget:
 
     def on_check(self, _button=None) -> Result | None:
         """The Check button: check the answer, record it, show the feedback."""
+        answer = self.answer()
         try:
-            result = self.quiz.check(self.question.id, self.answer())
+            result = self.quiz.check(self.question.id, answer)
         except QuizAnswerError as exc:
             message = str(exc).split(": ", 1)[-1]
             self._show(hint_html(message[:1].upper() + message[1:]), None)
             return None
+        record.quiz_attempt(self.quiz, self.question, answer, result)
         self._show(feedback_html(result), result.correct)
         return result
 

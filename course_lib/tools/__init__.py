@@ -8,6 +8,10 @@
   solutions), ``notebook_runner`` (run notebooks headless) and ``grading`` (a class's score table)
 - ``slides``           ``slides export | annotate``: offline reveal.js decks from the notebooks (assets in ``slides_assets/``)
 - ``bundle``           ``bundle``: a learner-only copy of the course
+- ``progress``         ``progress`` and ``record show | reset | delete``: a learner's learning record (``course_lib.record``)
+- ``misconceptions``   ``misconceptions``: a class's wrong answers and exercise mistakes, from the collected records
+- ``hub``              ``hub link``: nbgitpuller links; ``exercises collect``: submissions from a hub's home folders
+- ``learning``         what a record says (the summaries behind ``progress`` and ``misconceptions``)
 
 The learner's library (``course_lib`` itself) never imports from here; a test keeps it so.
 """

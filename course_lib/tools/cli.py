@@ -17,6 +17,9 @@ COMMAND_MODULES = [
     "course_lib.tools.quiz",
     "course_lib.tools.slides",
     "course_lib.tools.bundle",
+    "course_lib.tools.progress",
+    "course_lib.tools.misconceptions",
+    "course_lib.tools.hub",
 ]
 
 

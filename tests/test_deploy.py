@@ -1,0 +1,204 @@
+"""The deployment files parse and name settings that exist (what cannot run here is checked as far as it can be).
+
+- deploy/jupyterhub_config.py loads in both spawner modes, and every setting it makes is a real trait of the class
+  it configures (a misspelt trait is silently ignored by JupyterHub: this test is what catches it).
+- deploy/z2jh/values.yaml only names keys of the Zero to JupyterHub chart, with the chart's types: checked against
+  the key list in deploy/z2jh/chart-keys.yaml, which was read off the chart's values.schema.yaml; with
+  ``Z2JH_CHART=<folder with the chart's values.yaml and values.schema.yaml>`` the values are also merged into the
+  chart's defaults and validated against the full schema, as helm does.
+- deploy/z2jh/Dockerfile is well formed, copies only files that exist, installs CPU torch at the pinned version and
+  culls kernels like the one-machine hub.
+- The numbers agree: limits and culling times are the same in the one-machine hub and on Kubernetes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytest.importorskip("jupyterhub", reason="the deploy checks need jupyterhub (requirements-dev.txt)")
+
+from traitlets.config import Config  # noqa: E402
+from traitlets.config.loader import PyFileConfigLoader  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+DEPLOY = ROOT / "deploy"
+Z2JH = DEPLOY / "z2jh"
+
+
+def load_config(tmp_path, monkeypatch, **env) -> Config:
+    monkeypatch.setenv("COURSE_HUB_STATE_DIR", str(tmp_path / "state"))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    loader = PyFileConfigLoader("jupyterhub_config.py", path=str(DEPLOY))
+    return loader.load_config()
+
+
+def configurable_classes() -> dict:
+    from jupyter_server.services.kernels.kernelmanager import MappingKernelManager
+    from jupyterhub.app import JupyterHub
+    from jupyterhub.auth import Authenticator, LocalAuthenticator, PAMAuthenticator
+    from jupyterhub.proxy import ConfigurableHTTPProxy
+    from jupyterhub.spawner import LocalProcessSpawner, Spawner
+
+    classes = {
+        cls.__name__: cls
+        for cls in (
+            JupyterHub,
+            Spawner,
+            LocalProcessSpawner,
+            Authenticator,
+            LocalAuthenticator,
+            PAMAuthenticator,
+            ConfigurableHTTPProxy,
+            MappingKernelManager,
+        )
+    }
+    systemd = pytest.importorskip("systemdspawner", reason="jupyterhub-systemdspawner is in deploy/requirements.txt")
+    classes["SystemdSpawner"] = systemd.SystemdSpawner
+    return classes
+
+
+@pytest.mark.parametrize("spawner", ["local", "systemd"])
+def test_one_machine_config_sets_only_real_traits(tmp_path, monkeypatch, spawner):
+    config = load_config(tmp_path, monkeypatch, COURSE_HUB_SPAWNER=spawner)
+    classes = configurable_classes()
+    for section, values in config.items():
+        assert section in classes, f"unexpected configuration section {section}"
+        traits = classes[section].class_traits(config=True)
+        for name in values:
+            assert name in traits, f"{section}.{name} is not a setting of {classes[section].__name__}"
+    # the arguments handed to every learner's server are real settings too
+    kernel_traits = classes["MappingKernelManager"].class_traits(config=True)
+    for argument in config.Spawner.args:
+        section, name = argument.lstrip("-").split("=")[0].split(".")
+        assert section == "MappingKernelManager" and name in kernel_traits, argument
+    expected = "systemdspawner.SystemdSpawner" if spawner == "systemd" else "localprocess"
+    assert config.JupyterHub.spawner_class == expected
+    assert config.Spawner.mem_limit and config.Spawner.cpu_limit
+    culler = config.JupyterHub.services[0]
+    assert culler["command"][1:3] == ["-m", "jupyterhub_idle_culler"]
+    role = config.JupyterHub.load_roles[0]
+    assert (
+        role["services"] == [culler["name"]]
+        and "delete:servers" in role["scopes"]
+        and "admin:users" not in role["scopes"]
+    )
+
+
+def test_one_machine_config_refuses_an_unknown_spawner(tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="COURSE_HUB_SPAWNER"):
+        load_config(tmp_path, monkeypatch, COURSE_HUB_SPAWNER="docker")
+
+
+def key_paths(tree, prefix: str = "") -> dict[str, object]:
+    """{"singleuser.memory.limit": "2G", ...}: the leaves of a values tree (free-form hub.config kept whole)."""
+    paths = {}
+    for key, value in tree.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and value and path not in ("hub.config", "singleuser.extraEnv"):
+            paths.update(key_paths(value, path + "."))
+        else:
+            paths[path] = value
+    return paths
+
+
+TYPES = {
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "object": dict,
+    "array": list,
+    "null": type(None),
+}
+
+
+def test_z2jh_values_name_only_chart_keys_with_the_charts_types():
+    values = yaml.safe_load((Z2JH / "values.yaml").read_text())
+    known = yaml.safe_load((Z2JH / "chart-keys.yaml").read_text())["keys"]
+    for path, value in key_paths(values).items():
+        assert path in known, f"{path} is not a key of the Zero to JupyterHub chart (deploy/z2jh/chart-keys.yaml)"
+        allowed = tuple(TYPES[name] for name in known[path])
+        assert isinstance(value, allowed) and not (isinstance(value, bool) and bool not in allowed), (
+            f"{path}: {value!r} is not of the chart's type {known[path]}"
+        )
+    for section in values["hub"]["config"]:
+        assert section[0].isupper(), "hub.config keys are class names"
+
+
+@pytest.mark.skipif(
+    not os.environ.get("Z2JH_CHART"), reason="set Z2JH_CHART to a chart folder to validate against its full schema"
+)
+def test_z2jh_values_validate_against_the_charts_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    chart = Path(os.environ["Z2JH_CHART"])
+    schema = yaml.safe_load((chart / "values.schema.yaml").read_text())
+    merged = merge(
+        yaml.safe_load((chart / "values.yaml").read_text()), yaml.safe_load((Z2JH / "values.yaml").read_text())
+    )
+    jsonschema.validate(merged, schema)
+
+
+def merge(defaults: dict, override: dict) -> dict:
+    """helm's merge: dictionaries are updated, everything else is replaced."""
+    out = dict(defaults)
+    for key, value in override.items():
+        out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+DOCKER_INSTRUCTIONS = {"FROM", "ARG", "ENV", "RUN", "COPY", "WORKDIR", "USER", "EXPOSE", "ENTRYPOINT", "CMD", "LABEL"}
+
+
+def dockerfile_instructions(text: str) -> list[tuple[str, str]]:
+    instructions, pending = [], ""
+    for line in text.splitlines():
+        if not pending and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        pending += line.rstrip("\\").rstrip() + " " if line.endswith("\\") else line
+        if not line.endswith("\\"):
+            keyword, _, rest = pending.strip().partition(" ")
+            instructions.append((keyword, rest.strip()))
+            pending = ""
+    assert not pending, "the Dockerfile ends inside a continued line"
+    return instructions
+
+
+def test_dockerfile_is_well_formed_and_installs_the_course():
+    instructions = dockerfile_instructions((Z2JH / "Dockerfile").read_text())
+    assert instructions[0][0] == "FROM"
+    for keyword, rest in instructions:
+        assert keyword in DOCKER_INSTRUCTIONS, f"unknown Dockerfile instruction {keyword}"
+        if keyword == "COPY":
+            *sources, _target = shlex.split(rest)
+            for source in sources:
+                assert (ROOT / source).exists(), f"COPY {source}: no such file in the repository (build context = root)"
+        if keyword in ("ENTRYPOINT", "CMD"):
+            json.loads(rest)  # exec form
+    runs = " ".join(rest for keyword, rest in instructions if keyword == "RUN")
+    assert '--index-url "${TORCH_INDEX_URL}"' in runs and "^torch==" in runs, (
+        "torch must come from the CPU index, pinned"
+    )
+    assert re.search(r"^torch==", (ROOT / "requirements.txt").read_text(), re.M)
+    assert "-r /opt/course/deploy/requirements.txt" in runs and "pip install --no-deps /opt/course" in runs
+    assert dict(instructions)["CMD"] == '["jupyterhub-singleuser"]'
+
+
+def test_one_machine_and_kubernetes_use_the_same_numbers(tmp_path, monkeypatch):
+    config = load_config(tmp_path, monkeypatch, COURSE_HUB_SPAWNER="local")
+    values = yaml.safe_load((Z2JH / "values.yaml").read_text())
+    kernel_culling = json.loads((Z2JH / "jupyter_server_config.json").read_text())["MappingKernelManager"]
+    args = dict(argument.lstrip("-").split("=") for argument in config.Spawner.args)
+    assert int(args["MappingKernelManager.cull_idle_timeout"]) == kernel_culling["cull_idle_timeout"]
+    assert (args["MappingKernelManager.cull_connected"] == "True") == kernel_culling["cull_connected"]
+    assert f"--timeout={values['cull']['timeout']}" in config.JupyterHub.services[0]["command"]
+    assert config.Spawner.mem_limit == values["singleuser"]["memory"]["limit"]
+    assert config.Spawner.cpu_limit == values["singleuser"]["cpu"]["limit"]
+    assert values["singleuser"]["extraEnv"]["OMP_NUM_THREADS"] == config.Spawner.environment["OMP_NUM_THREADS"]
