@@ -13,7 +13,7 @@ TORCH  ?= auto
 # JupyterLab refuses to run as root unless told to (containers, CI); an ordinary user never needs it.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install install-dev lab test lint format doctor slides benchmark clean-venv
+.PHONY: install install-dev lab test lint format doctor slides site benchmark clean-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,10 @@ format: install-dev
 # One offline reveal.js deck per notebook in slides/ (reveal.js and MathJax copied into slides/_static/)
 slides: install
 	$(BIN)/python -m course_lib slides export
+
+# The course as an offline website in site/: every notebook with its outputs, the exercises, the guides
+site: install
+	$(BIN)/python -m course_lib site
 
 benchmark: install-dev
 	$(BIN)/python benchmarks/run_course.py

@@ -8,6 +8,10 @@
   solutions), ``notebook_runner`` (run notebooks headless) and ``grading`` (a class's score table)
 - ``slides``           ``slides export | annotate``: offline reveal.js decks from the notebooks (assets in ``slides_assets/``)
 - ``bundle``           ``bundle``: a learner-only copy of the course
+- ``site``             ``site``: the course as an offline website (templates in ``site_assets/``)
+- ``install_torch``    run by ``make install`` before anything else (no torch needed): the right torch build
+- ``colab``            the Colab setup cell, and the links that run a notebook on Colab or Binder
+- ``prepare_notebooks`` puts the Colab cell, alt-text figures and the safe palette into the notebooks
 
 The learner's library (``course_lib`` itself) never imports from here; a test keeps it so.
 """

@@ -41,6 +41,7 @@ from pathlib import Path
 
 from .._validate import CommandError
 from . import colab
+from .slides import NOTES_MARKER
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSETS = Path(__file__).resolve().parent / "site_assets"
@@ -48,7 +49,6 @@ TEMPLATE_NAME = "course_site"
 MARKER = ".course-site"
 WIDGET_MIMES = ("application/vnd.jupyter.widget-view+json", "application/vnd.jupyter.widget-state+json")
 GUIDES = ("docs/exercises.md", "docs/quizzes.md", "INSTRUCTORS.md", "benchmarks/README.md")
-NOTES_MARKER = re.compile(r"^\*\*Speaker notes[.:]?\*\*")
 SECTIONS = (("start", "Start"), ("notebooks", "Notebooks"), ("exercises", "Exercises"), ("guides", "Guides"))
 FOLDER_SECTIONS = {"notebooks": "notebooks", "exercises": "exercises", "docs": "guides"}
 
@@ -89,15 +89,11 @@ def _first_heading(notebook) -> str:
 
 def _learner_exercises(root: Path) -> list[tuple[str, str]]:
     """(name, notebook JSON text) of every learner exercise, generated from the solutions as the bundle does."""
-    try:
-        from ..checks import generate
-        from ..checks.registry import EXERCISES
-    except ImportError:  # after the layout move
-        from ..checks.registry import EXERCISES
-        from . import exercise_build as generate
+    from ..checks.registry import EXERCISES
+    from . import exercise_build
     exercises_dir = root / "exercises"
     if (exercises_dir / "solutions").is_dir():
-        return [(name, generate.generate_text(exercises_dir, name)) for name in EXERCISES]
+        return [(name, exercise_build.generate_text(exercises_dir, name)) for name in EXERCISES]
     return [(path.stem, path.read_text(encoding="utf-8")) for path in sorted(exercises_dir.glob("ex[0-9][0-9]_*.ipynb"))]
 
 
@@ -267,7 +263,7 @@ def _exporter():
 
 
 def _copy_static(static: Path) -> None:
-    from .. import slides
+    from . import slides
 
     static.mkdir(parents=True, exist_ok=True)
     shutil.copy2(ASSETS / "site.css", static / "site.css")

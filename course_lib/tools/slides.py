@@ -12,8 +12,8 @@ slides are never a second copy of the content:
 - markdown starting with ``**What to notice``: ``fragment``;
 - markdown right after a figure (a code cell with an image output): ``fragment``, it comments on the figure;
 - markdown right after another code cell: ``subslide``, the next step gets a fresh slide;
-- the setup cell (the first code cell, before the first ``## `` section, starting with an import) and any code cell
-  of imports only: ``skip``; so is a helper-only code cell (no output, nothing but ``def``s);
+- the setup cell (the first code cell after the Colab cell, before the first ``## `` section, starting with an
+  import) and any code cell of imports only: ``skip``; so is a helper-only code cell (no output, only ``def``s);
 - a figure cell right after another code cell: ``subslide``;
 - anything else: ``-`` (it continues the current slide).
 
@@ -150,7 +150,7 @@ def slide_types(notebook) -> list[str]:
             kind = _markdown_type(cell, previous)
         elif cell.cell_type == "code":
             kind = _code_type(cell, previous, before_first_section, first_code)
-            first_code = False
+            first_code = first_code and "colab" in _tags(cell)  # the Colab setup cell comes before the setup cell
         else:  # raw cells never show
             kind = "skip"
         kind = override or kind
