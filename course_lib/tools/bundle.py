@@ -2,9 +2,11 @@
 
 ``build_bundle(out)`` writes into a new folder ``out``:
 
-- ``notebooks/`` (the lessons, as stored, minus the instructor's speaker-notes cells), ``course_lib/``, ``docs/`` (without the instructor guide), ``README.md``,
-  ``requirements.txt``, ``requirements-dev.txt``, ``pyproject.toml`` and ``Makefile``, so ``pip install -r
-  requirements.txt -e .`` and ``make lab`` work in it as in the repository;
+- ``notebooks/`` (the lessons, as stored, minus the instructor's speaker-notes cells), ``course_lib/``, ``docs/``
+  (without the instructor guide), ``requirements.txt``, ``requirements-dev.txt``, ``pyproject.toml``, ``Makefile``,
+  the licences and ``CITATION.cff``, so ``pip install -r requirements.txt -e .`` and ``make lab`` work in it as in
+  the repository; a ``README.md`` written for the bundle (``bundle_readme``: how to start, the lessons and
+  exercises, help), not the repository's, which describes tests, benchmarks and solutions the bundle does not have;
 - ``exercises/exNN_*.ipynb``: the learner notebooks, generated afresh from the solutions (so a learner notebook that
   an instructor tried out in the repository is never shipped), and the same fresh copies again in
   ``exercises/pristine/``, which ``python -m course_lib exercises reset`` uses when ``solutions/`` is absent.
@@ -34,7 +36,7 @@ from pathlib import Path
 from .._validate import CommandError
 
 ROOT = Path(__file__).resolve().parents[2]
-TOP_FILES = ("README.md", "requirements.txt", "requirements-dev.txt", "pyproject.toml", "Makefile")
+TOP_FILES = ("requirements.txt", "requirements-dev.txt", "pyproject.toml", "Makefile", "LICENSE", "LICENSE-content", "CITATION.cff")
 TOP_FOLDERS = ("notebooks", "course_lib", "docs")
 LEFT_OUT_DOCS = ("instructors.md",)
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "*.egg-info", "backups", ".pytest_cache")
@@ -205,6 +207,7 @@ def _fill(staging: Path, root: Path, exercises_dir: Path, generate, exercises, p
         if (root / folder).is_dir():
             extra = LEFT_OUT_DOCS if folder == "docs" else ()
             shutil.copytree(root / folder, staging / folder, ignore=_ignore(extra))
+    (staging / "README.md").write_text(bundle_readme(), encoding="utf-8")
     bundle.notebooks = sorted(p.name for p in (staging / "notebooks").glob("*.ipynb"))
     for name in bundle.notebooks:
         bundle.speaker_notes_removed += remove_speaker_notes(staging / "notebooks" / name)
@@ -228,6 +231,73 @@ def _fill(staging: Path, root: Path, exercises_dir: Path, generate, exercises, p
     )
     bundle.files = sum(1 for p in staging.rglob("*") if p.is_file())
     return bundle
+
+
+def bundle_readme() -> str:
+    """The README of the learners' copy: how to start, the lessons and their exercises, where to get help.
+
+    Written for the bundle (the repository's README describes the test suite, the benchmarks and the solutions,
+    none of which the bundle has); ``tests/test_bundle_readme.py`` checks that every link leads to a file in it.
+    """
+    from ..syllabus import COURSE
+
+    rows = []
+    for row in COURSE:
+        exercise = f"[{row.exercise}](exercises/{row.exercise}.ipynb)" if row.exercise else "–"
+        rows.append(f"| {row.number} | [{row.title}](notebooks/{row.file}) | {exercise} |")
+    table = "\n".join(["| # | Lesson | Exercise |", "|---|--------|----------|", *rows])
+    return f"""# Transformers, hands-on: your copy of the course
+
+This folder is the learners' copy of a short course that teaches how Transformers work by building every part
+yourself. The lessons are Jupyter notebooks in `notebooks/`, stored with their outputs so you can read them before
+running anything; the exercises in `exercises/` let you write each idea yourself, and a check cell under your code
+names the mistake if it differs. Everything runs offline on a laptop CPU, each notebook in seconds.
+
+## Start
+
+On Linux or macOS with Python 3.10+ and `make`:
+
+```bash
+make lab    # creates .venv, installs the course (the CPU build of torch on Linux), opens JupyterLab
+```
+
+Without `make` (Windows, conda, or by hand):
+
+```bash
+python -m venv .venv                                   # or: conda create -n transformers-course python=3.11
+.venv/bin/python course_lib/tools/install_torch.py     # picks the torch build for this machine (Windows: .venv\\Scripts\\python)
+.venv/bin/pip install -r requirements.txt -e .
+.venv/bin/python -m course_lib doctor                  # checks that everything is in place
+.venv/bin/jupyter lab --ServerApp.ip=127.0.0.1
+```
+
+Open the URL JupyterLab prints (it contains a `?token=`), start with
+[notebooks/01_why_rnns_struggle.ipynb](notebooks/01_why_rnns_struggle.ipynb) and run the cells top to bottom.
+
+## The lessons and their exercises
+
+{table}
+
+Each lesson ends with a self-check quiz (run its cell to answer it; the answers are folded away until then) and
+points to its exercise. How the exercises work is in [docs/exercises.md](docs/exercises.md):
+
+```bash
+python -m course_lib exercises list        # the exercises
+python -m course_lib exercises progress    # run your exercise notebooks headless: which checks pass
+python -m course_lib exercises reset ex02  # start one over (your version is backed up first)
+```
+
+## Getting help
+
+`python -m course_lib doctor` prints every package the course needs with **OK** or **FAIL** and says what to do.
+A FAIL usually means JupyterLab runs a different Python than the one you installed into: activate `.venv` and check
+again. Ask your instructor for anything else.
+
+## Licence
+
+The code is under the MIT licence ([LICENSE](LICENSE)); the text and figures under CC BY 4.0
+([LICENSE-content](LICENSE-content)). To cite the course, see [CITATION.cff](CITATION.cff).
+"""
 
 
 def remove_speaker_notes(path: Path) -> int:
