@@ -98,6 +98,66 @@ def solution_blocks(exercises_dir: Path) -> list[SolutionBlock]:
     return blocks
 
 
+@dataclass
+class SharedLine:
+    """A line of a solution block that a lesson's code also contains (comments and indentation aside)."""
+
+    exercise: str
+    function: str
+    line: str
+    notebooks: tuple[str, ...]  # notebook numbers, e.g. ("05",)
+
+
+def code_only(line: str) -> str:
+    """A line of Python without its indentation and its trailing ``# comment`` (a ``#`` inside quotes stays)."""
+    text = line.strip()
+    quote = None
+    for index, char in enumerate(text):
+        if quote:
+            if char == quote:
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char == "#":
+            return text[:index].rstrip()
+    return text
+
+
+def _lesson_code_lines(path: Path) -> set[str]:
+    """Every line of code a lesson shows: its code cells and the fenced code blocks of its markdown."""
+    lines: set[str] = set()
+    for cell in json.loads(path.read_text(encoding="utf-8")).get("cells", []):
+        source = "".join(cell.get("source", "")) if isinstance(cell.get("source"), list) else cell.get("source", "")
+        if cell.get("cell_type") == "markdown":
+            source = "\n".join(re.findall(r"^```[^\n]*\n(.*?)^```", source, flags=re.S | re.M))
+        elif cell.get("cell_type") != "code":
+            continue
+        lines.update(code for code in (code_only(line) for line in source.splitlines()) if code)
+    return lines
+
+
+def solution_lines_in_lessons(course_root: Path = ROOT) -> list[SharedLine]:
+    """Every line of every solution block that also appears in a lesson of ``notebooks/`` (see INSTRUCTORS.md)."""
+    root = Path(course_root)
+    lessons = {path.name[:2]: _lesson_code_lines(path) for path in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))}
+    shared = []
+    for block in solution_blocks(root / "exercises"):
+        for line in dict.fromkeys(code_only(line) for line in block.lines):
+            where = tuple(number for number, lines in lessons.items() if line and line in lines)
+            if where:
+                shared.append(SharedLine(block.exercise, block.function, line, where))
+    return shared
+
+
+def shared_lines_table(course_root: Path = ROOT) -> str:
+    """The Markdown table of ``solution_lines_in_lessons`` that INSTRUCTORS.md carries."""
+    rows = ["| exercise · function | solution line | also in notebook |", "|---|---|---|"]
+    for item in solution_lines_in_lessons(course_root):
+        line = item.line.replace("|", "\\|")
+        rows.append(f"| {item.exercise} · `{item.function}` | `{line}` | {', '.join(item.notebooks)} |")
+    return "\n".join(rows)
+
+
 def _normalised_text(path: Path) -> str | None:
     """A file's text with every line stripped and blank lines dropped (a notebook: its cells' sources)."""
     try:
