@@ -66,7 +66,11 @@ def run_notebook(path: Path, workdir: Path) -> tuple[float, float, str]:
     notebook = nbformat.read(copy, as_version=4)
     notebook.cells.append(nbformat.v4.new_code_cell(PEAK_MEMORY_CELL))
     client = NotebookClient(
-        notebook, config=kernel_config(workdir), timeout=300, kernel_name="python3", resources={"metadata": {"path": str(copy.parent)}}
+        notebook,
+        config=kernel_config(workdir),
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(copy.parent)}},
     )
     start = time.perf_counter()
     status = "ok"
@@ -86,7 +90,9 @@ def run_notebook(path: Path, workdir: Path) -> tuple[float, float, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("patterns", nargs="*", help="only notebooks whose file name contains one of these")
-    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (for benchmarks/README.md)")
+    parser.add_argument(
+        "--markdown", action="store_true", help="print the table as Markdown (for benchmarks/README.md)"
+    )
     args = parser.parse_args(argv)
 
     paths = course_notebooks(args.patterns)
@@ -123,9 +129,11 @@ def main(argv: list[str] | None = None) -> int:
     slow = [r[0] for r in rows if r[1] > TARGET_NOTEBOOK_S]
     heavy = [r[0] for r in rows if r[2] > TARGET_MEMORY_MB]
     failed = [r[0] for r in rows if r[3] != "ok"]
-    print(f"\ntargets: total ≤ {TARGET_TOTAL_S:.0f} s: {'met' if total <= TARGET_TOTAL_S else 'NOT met'} ({total:.1f} s); "
-          f"no notebook > {TARGET_NOTEBOOK_S:.0f} s: {'met' if not slow else 'NOT met ' + str(slow)}; "
-          f"peak ≤ {TARGET_MEMORY_MB:.0f} MB: {'met' if not heavy else 'NOT met ' + str(heavy)}")
+    print(
+        f"\ntargets: total ≤ {TARGET_TOTAL_S:.0f} s: {'met' if total <= TARGET_TOTAL_S else 'NOT met'} ({total:.1f} s); "
+        f"no notebook > {TARGET_NOTEBOOK_S:.0f} s: {'met' if not slow else 'NOT met ' + str(slow)}; "
+        f"peak ≤ {TARGET_MEMORY_MB:.0f} MB: {'met' if not heavy else 'NOT met ' + str(heavy)}"
+    )
     if failed:
         print(f"failed to execute: {failed}")
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import base64
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
@@ -39,7 +39,10 @@ PALETTE = {
 }
 COLORS = list(PALETTE.values())
 # Light tints of the palette for filled boxes behind black text (diagrams), where colour only decorates.
-PALE = {name: "#" + "".join(f"{round(int(h[i:i + 2], 16) * 0.4 + 255 * 0.6):02X}" for i in (1, 3, 5)) for name, h in PALETTE.items()}
+PALE = {
+    name: "#" + "".join(f"{round(int(h[i : i + 2], 16) * 0.4 + 255 * 0.6):02X}" for i in (1, 3, 5))
+    for name, h in PALETTE.items()
+}
 NEUTRAL = ("black", "white", "grey", "gray", "#000000", "#FFFFFF", "#808080", "lightgrey", "dimgrey", "darkgrey")
 LINESTYLES = ["-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (3, 1, 1, 1)), (0, (8, 2))]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X"]
@@ -47,7 +50,19 @@ SEQUENTIAL = "viridis"
 DIVERGING = "RdBu_r"
 # Colour maps that stay ordered and distinguishable with colour-vision deficiencies (perceptually uniform, or
 # ColorBrewer's colour-blind-safe diverging maps).
-SAFE_COLORMAPS = ("viridis", "cividis", "magma", "inferno", "plasma", "RdBu", "RdBu_r", "PuOr", "PuOr_r", "Greys", "Blues")
+SAFE_COLORMAPS = (
+    "viridis",
+    "cividis",
+    "magma",
+    "inferno",
+    "plasma",
+    "RdBu",
+    "RdBu_r",
+    "PuOr",
+    "PuOr_r",
+    "Greys",
+    "Blues",
+)
 
 
 def use_course_style() -> None:
@@ -94,7 +109,15 @@ def attention_heatmap(
         for i in range(weights.shape[0]):
             for j in range(weights.shape[1]):
                 value = weights[i, j].item()
-                ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8, color="white" if value < 0.6 else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{value:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="white" if value < 0.6 else "black",
+                )
     plt.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="weight")
     return ax
 
@@ -190,8 +213,10 @@ def describe_curve(label: str, xs, ys) -> str:
     peak_x, peak = max(points, key=lambda p: p[1])
     trough_x, trough = min(points, key=lambda p: p[1])
     verb = "ends lower" if y1 < y0 else "ends higher"
-    return (f"{label} goes from {number(y0)} at {number(x0)} to {number(y1)} at {number(x1)} ({verb}; "
-            f"highest {number(peak)} at {number(peak_x)}, lowest {number(trough)} at {number(trough_x)})")
+    return (
+        f"{label} goes from {number(y0)} at {number(x0)} to {number(y1)} at {number(x1)} ({verb}; "
+        f"highest {number(peak)} at {number(peak_x)}, lowest {number(trough)} at {number(trough_x)})"
+    )
 
 
 def _is_reference_line(line, ax) -> bool:
@@ -205,7 +230,11 @@ def _labelled(artist) -> str | None:
 
 
 def _tick_labels(axis) -> dict[float, str]:
-    return {tick.get_position()[0 if axis.axis_name == "x" else 1]: tick.get_text() for tick in axis.get_ticklabels() if tick.get_text()}
+    return {
+        tick.get_position()[0 if axis.axis_name == "x" else 1]: tick.get_text()
+        for tick in axis.get_ticklabels()
+        if tick.get_text()
+    }
 
 
 def _describe_lines(ax) -> list[str]:
@@ -257,13 +286,19 @@ def _describe_images(ax) -> list[str]:
             continue
         rows, columns = array.shape
         values = [float(v) for v in array.ravel() if math.isfinite(float(v))]
-        text = f"a heatmap of {rows} × {columns} values from {number(min(values))} to {number(max(values))}" if values else "an empty heatmap"
+        text = (
+            f"a heatmap of {rows} × {columns} values from {number(min(values))} to {number(max(values))}"
+            if values
+            else "an empty heatmap"
+        )
         row_names, column_names = _tick_labels(ax.yaxis), _tick_labels(ax.xaxis)
         if row_names and column_names and rows <= 12:
             strongest = []
             for i in range(rows):
                 j = max(range(columns), key=lambda c: float(array[i, c]))
-                strongest.append(f"{row_names.get(float(i), i)} → {column_names.get(float(j), j)} ({number(array[i, j])})")
+                strongest.append(
+                    f"{row_names.get(float(i), i)} → {column_names.get(float(j), j)} ({number(array[i, j])})"
+                )
             text += "; strongest cell per row: " + ", ".join(strongest)
         parts.append(text)
     return parts
@@ -280,7 +315,11 @@ def _describe_axes(ax) -> str:
     title = ax.get_title().strip()
     axes = ""
     if ax.get_xlabel() or ax.get_ylabel():
-        axes = f" ({ax.get_ylabel() or 'value'} against {ax.get_xlabel() or 'x'})" if ax.get_lines() or ax.containers else ""
+        axes = (
+            f" ({ax.get_ylabel() or 'value'} against {ax.get_xlabel() or 'x'})"
+            if ax.get_lines() or ax.containers
+            else ""
+        )
     head = f"{title}{axes}: " if title else (f"{axes.strip(' ()')}: " if axes else "")
     return head + "; ".join(data)
 
@@ -325,7 +364,10 @@ def distinguish_lines(fig) -> int:
                 changed += 1
         legend = ax.get_legend()
         if legend is not None and changed:
-            ax.legend(loc=getattr(legend, "_loc", "best"), fontsize=legend.get_texts()[0].get_fontsize() if legend.get_texts() else None)
+            ax.legend(
+                loc=getattr(legend, "_loc", "best"),
+                fontsize=legend.get_texts()[0].get_fontsize() if legend.get_texts() else None,
+            )
     return changed
 
 

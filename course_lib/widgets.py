@@ -108,16 +108,27 @@ class VideoSearchWidget(widgets.VBox):
 
     def __init__(self, query: str = "cats jumping", temperature: float = 1.0):
         self.query_box = widgets.Text(
-            value=query, placeholder="type a search, press Enter", description="query", continuous_update=False,
-            layout=widgets.Layout(width="320px")
+            value=query,
+            placeholder="type a search, press Enter",
+            description="query",
+            continuous_update=False,
+            layout=widgets.Layout(width="320px"),
         )
         self.examples = widgets.Dropdown(
-            options=[_PICK] + list(vs.EXAMPLE_QUERIES), value=query if query in vs.EXAMPLE_QUERIES else _PICK,
+            options=[_PICK] + list(vs.EXAMPLE_QUERIES),
+            value=query if query in vs.EXAMPLE_QUERIES else _PICK,
             description="examples",
         )
         self.temperature = widgets.FloatLogSlider(
-            value=temperature, base=10, min=-2, max=2, step=0.05, description="temperature",
-            readout_format=".2g", continuous_update=False, layout=widgets.Layout(width="480px"),
+            value=temperature,
+            base=10,
+            min=-2,
+            max=2,
+            step=0.05,
+            description="temperature",
+            readout_format=".2g",
+            continuous_update=False,
+            layout=widgets.Layout(width="480px"),
         )
         self.output = widgets.Output()
         self.result: dict | None = None
@@ -153,7 +164,10 @@ class VideoSearchWidget(widgets.VBox):
         self.output.outputs = (
             {
                 "output_type": "display_data",
-                "data": {"image/png": base64.b64encode(png.getvalue()).decode("ascii"), "text/plain": f"[figure] {alt}"},
+                "data": {
+                    "image/png": base64.b64encode(png.getvalue()).decode("ascii"),
+                    "text/plain": f"[figure] {alt}",
+                },
                 "metadata": {"image/png": {"alt": alt}},
             },
             {"output_type": "stream", "name": "stdout", "text": self.text + "\n"},

@@ -23,7 +23,9 @@ import torch  # noqa: E402
 from course_lib import plots  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-COVERED = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) + sorted((ROOT / "exercises").glob("**/ex[0-9][0-9]_*.ipynb"))
+COVERED = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) + sorted(
+    (ROOT / "exercises").glob("**/ex[0-9][0-9]_*.ipynb")
+)
 COVERED = [p for p in COVERED if "backups" not in p.parts and ".ipynb_checkpoints" not in p.parts]
 MIN_DELTA_E = 15.0  # CIELAB distance; below about 10 two colours are easily confused
 
@@ -45,7 +47,11 @@ def _linear(c: float) -> float:
 
 def _lab(rgb) -> tuple[float, float, float]:
     r, g, b = rgb
-    x, y, z = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047, 0.2126 * r + 0.7152 * g + 0.0722 * b, (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+    x, y, z = (
+        (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047,
+        0.2126 * r + 0.7152 * g + 0.0722 * b,
+        (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883,
+    )
     f = lambda t: t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116  # noqa: E731
     return 116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
 
@@ -104,14 +110,20 @@ def test_show_figure_separates_lines_that_differ_only_by_colour():
 # --------------------------------------------------------------------------- colours the course uses
 
 ALLOWED_COLOURS = {c.upper() for c in [*plots.COLORS, *plots.PALE.values()]} | {c.upper() for c in plots.NEUTRAL}
-COLOUR_LITERAL = re.compile(r"""\b(?:color|colour|colors|colours|facecolor|edgecolor|c)\s*=\s*\[?\s*(["'][^"']+["'](?:\s*,\s*["'][^"']+["'])*)""")
+COLOUR_LITERAL = re.compile(
+    r"""\b(?:color|colour|colors|colours|facecolor|edgecolor|c)\s*=\s*\[?\s*(["'][^"']+["'](?:\s*,\s*["'][^"']+["'])*)"""
+)
 ANY_LITERAL = re.compile(r"""["'](#[0-9a-fA-F]{6}|tab:\w+)["']""")
 CMAP = re.compile(r"""(?:cmap\s*=\s*|get_cmap\(\s*|colormaps\[\s*)["']([\w.]+)["']""")
 
 
 def code_cells(path: Path) -> list[str]:
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells if c["cell_type"] == "code"]
+    return [
+        "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        for c in cells
+        if c["cell_type"] == "code"
+    ]
 
 
 def sources() -> dict[str, str]:
@@ -131,7 +143,9 @@ def colours_in(text: str) -> set[str]:
 def test_every_colour_in_the_notebooks_and_course_lib_is_from_the_palette():
     offenders = {}
     for name, text in sources().items():
-        if name.endswith(("plots.py", "prepare_notebooks.py", "widget.py")):  # the palette itself, the old->new map, quiz CSS
+        if name.endswith(
+            ("plots.py", "prepare_notebooks.py", "widget.py")
+        ):  # the palette itself, the old->new map, quiz CSS
             continue
         bad = {c for c in colours_in(text) if c.upper() not in ALLOWED_COLOURS and not c.startswith("{")}
         if bad:
@@ -150,9 +164,14 @@ def test_every_colour_map_is_colour_blind_safe():
 
 
 def test_alt_text_states_the_message_with_its_numbers():
-    ax = plots.line_plot([4, 8, 16, 32], {"Transformer": [1.0, 1.0, 1.0, 1.0], "LSTM": [0.68, 0.45, 0.31, 0.17]},
-                         "number of stored items N", "test accuracy", "The LSTM's one vector fills up",
-                         reference=(1 / 16, "chance (1/16)"))
+    ax = plots.line_plot(
+        [4, 8, 16, 32],
+        {"Transformer": [1.0, 1.0, 1.0, 1.0], "LSTM": [0.68, 0.45, 0.31, 0.17]},
+        "number of stored items N",
+        "test accuracy",
+        "The LSTM's one vector fills up",
+        reference=(1 / 16, "chance (1/16)"),
+    )
     alt = plots.describe_figure(ax.figure)
     assert alt.startswith("The LSTM's one vector fills up")
     assert "LSTM falls from 0.68 at 4 to 0.17 at 32" in alt
@@ -194,10 +213,12 @@ def test_show_figure_stores_the_alt_text_in_the_output(tmp_path):
     from nbclient import NotebookClient
 
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(
-        "import matplotlib.pyplot as plt\nfrom course_lib.plots import line_plot, show_figure\n%matplotlib inline\n"
-        "line_plot([1, 2], {'loss': [2.0, 0.5]}, 'step', 'loss', 'The loss falls')\nshow_figure()"
-    )]
+    notebook.cells = [
+        nbformat.v4.new_code_cell(
+            "import matplotlib.pyplot as plt\nfrom course_lib.plots import line_plot, show_figure\n%matplotlib inline\n"
+            "line_plot([1, 2], {'loss': [2.0, 0.5]}, 'step', 'loss', 'The loss falls')\nshow_figure()"
+        )
+    ]
     NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
     outputs = notebook.cells[0].outputs
     images = [o for o in outputs if "image/png" in o.get("data", {})]

@@ -20,7 +20,9 @@ def test_every_link_in_the_bundle_readme_leads_to_a_file_in_the_bundle(learners)
     text = (learners / "README.md").read_text(encoding="utf-8")
     links = re.findall(r"\]\(([^)]+)\)", text)
     assert len(links) >= len(COURSE) + 4
-    broken = [link for link in links if not re.match(r"^[a-z]+://", link) and not (learners / link.split("#")[0]).exists()]
+    broken = [
+        link for link in links if not re.match(r"^[a-z]+://", link) and not (learners / link.split("#")[0]).exists()
+    ]
     assert broken == [], f"links to files the bundle does not have: {broken}"
     for row in COURSE:
         assert f"(notebooks/{row.file})" in text, row.file

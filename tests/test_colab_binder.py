@@ -35,8 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_install_torch import install_torch, make_index  # noqa: E402  (the local-index helpers)
 
 ROOT = Path(__file__).resolve().parents[1]
-COVERED = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) + sorted((ROOT / "exercises").glob("ex[0-9][0-9]_*.ipynb")) + sorted(
-    (ROOT / "exercises" / "solutions").glob("ex[0-9][0-9]_*.ipynb")
+COVERED = (
+    sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    + sorted((ROOT / "exercises").glob("ex[0-9][0-9]_*.ipynb"))
+    + sorted((ROOT / "exercises" / "solutions").glob("ex[0-9][0-9]_*.ipynb"))
 )
 
 
@@ -50,8 +52,12 @@ def run_cell(colab_present: bool) -> tuple[mock.MagicMock, mock.MagicMock, str]:
         modules["google"].colab = modules["google.colab"]
     env = {k: v for k, v in os.environ.items() if k != "COLAB_RELEASE_TAG"}
     printed = []
-    with mock.patch.dict(sys.modules, modules), mock.patch.dict(os.environ, env, clear=True), \
-            mock.patch("subprocess.run") as run, mock.patch("builtins.print", lambda *a, **k: printed.append(" ".join(map(str, a)))):
+    with (
+        mock.patch.dict(sys.modules, modules),
+        mock.patch.dict(os.environ, env, clear=True),
+        mock.patch("subprocess.run") as run,
+        mock.patch("builtins.print", lambda *a, **k: printed.append(" ".join(map(str, a)))),
+    ):
         exec(compile(colab.colab_cell_source(), "<colab cell>", "exec"), {})
     return run, fake_output.enable_custom_widget_manager, "\n".join(printed)
 
@@ -72,7 +78,9 @@ def test_the_colab_cell_installs_the_course_on_colab_and_says_so():
     widgets.assert_called_once()
     assert "installing the course" in printed
     source = colab.colab_cell_source()
-    assert source.startswith(colab.COLAB_MARKER) and "does nothing" in source.splitlines()[1], "the cell says what it does"
+    assert source.startswith(colab.COLAB_MARKER) and "does nothing" in source.splitlines()[1], (
+        "the cell says what it does"
+    )
 
 
 def test_the_install_requirement_is_a_direct_reference_to_the_repository():
@@ -84,8 +92,21 @@ def test_the_install_requirement_is_a_direct_reference_to_the_repository():
 def test_pip_can_install_the_course_from_a_direct_reference(tmp_path):
     """The same command as on Colab, with the local checkout in place of the repository URL (no network here)."""
     report = tmp_path / "report.json"
-    command = [sys.executable, "-m", "pip", "install", "--quiet", "--dry-run", "--no-deps", "--no-build-isolation",
-               "--no-index", "--ignore-installed", "--report", str(report), f"course_lib @ {ROOT.as_uri()}"]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--dry-run",
+        "--no-deps",
+        "--no-build-isolation",
+        "--no-index",
+        "--ignore-installed",
+        "--report",
+        str(report),
+        f"course_lib @ {ROOT.as_uri()}",
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     installed = json.loads(report.read_text())["install"]
@@ -98,7 +119,10 @@ def test_the_website_and_binder_links_open_existing_notebooks():
         binder = colab.binder_url(relative)
         assert binder.startswith(f"https://mybinder.org/v2/gh/{colab.REPOSITORY}/{colab.BRANCH}?urlpath=lab/tree/")
         assert binder.endswith(f"?urlpath=lab/tree/{relative}")
-        assert colab.colab_url(relative) == f"https://colab.research.google.com/github/{colab.REPOSITORY}/blob/{colab.BRANCH}/{relative}"
+        assert (
+            colab.colab_url(relative)
+            == f"https://colab.research.google.com/github/{colab.REPOSITORY}/blob/{colab.BRANCH}/{relative}"
+        )
 
 
 @pytest.mark.parametrize("path", COVERED, ids=lambda p: str(p.relative_to(ROOT)))
@@ -151,12 +175,30 @@ def test_pip_resolves_binders_requirements_to_the_cpu_build(tmp_path):
         env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
         env.update(PIP_CONFIG_FILE=os.devnull, PIP_INDEX_URL=default + "/", PIP_NO_CACHE_DIR="1")
         result = subprocess.run(
-            [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-deps", "--quiet",
-             "--report", str(report), "-r", "binder/requirements.txt"],
-            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--dry-run",
+                "--ignore-installed",
+                "--no-deps",
+                "--quiet",
+                "--report",
+                str(report),
+                "-r",
+                "binder/requirements.txt",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
         )
         assert result.returncode == 0, result.stdout + result.stderr
-        versions = {item["metadata"]["name"]: item["metadata"]["version"] for item in json.loads(report.read_text())["install"]}
+        versions = {
+            item["metadata"]["name"]: item["metadata"]["version"] for item in json.loads(report.read_text())["install"]
+        }
         assert versions == {"torch": "2.13.0+cpu"}
     finally:
         for server in (cpu_server, default_server):

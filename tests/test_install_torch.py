@@ -55,7 +55,9 @@ def test_choose_build(requested, system, gpu, build):
 def test_an_unknown_choice_is_refused_with_the_valid_ones():
     with pytest.raises(install_torch.InstallError, match="auto, cpu, default"):
         install_torch.choose_build("cuda", "Linux", False)
-    result = subprocess.run([sys.executable, str(SCRIPT), "--torch", "cuda", "--dry-run"], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--torch", "cuda", "--dry-run"], capture_output=True, text=True
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr and "auto, cpu, default" in result.stderr
 
 
@@ -80,7 +82,9 @@ def fake_nvidia_smi(folder: Path, output: str, code: int) -> Path:
 def test_gpu_detection_uses_nvidia_smi(tmp_path):
     no_proc = str(tmp_path / "no-proc")
     with_gpu = fake_nvidia_smi(tmp_path / "gpu", "GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-1234)", 0)
-    broken = fake_nvidia_smi(tmp_path / "broken", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver", 9)
+    broken = fake_nvidia_smi(
+        tmp_path / "broken", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver", 9
+    )
     assert install_torch.has_nvidia_gpu({"PATH": str(with_gpu)}, proc_root=no_proc)
     assert not install_torch.has_nvidia_gpu({"PATH": str(broken)}, proc_root=no_proc)
     assert not install_torch.has_nvidia_gpu({"PATH": str(tmp_path / "empty")}, proc_root=no_proc)
@@ -112,7 +116,9 @@ def make_index(root: Path, version: str) -> Path:
     """A PEP 503 simple index at ``root`` with one project, torch, holding one wheel."""
     wheel = make_wheel(root / "torch", version)
     href = wheel.name.replace("+", "%2B")
-    (root / "torch" / "index.html").write_text(f'<!DOCTYPE html><html><body><a href="{href}">{wheel.name}</a></body></html>\n')
+    (root / "torch" / "index.html").write_text(
+        f'<!DOCTYPE html><html><body><a href="{href}">{wheel.name}</a></body></html>\n'
+    )
     (root / "index.html").write_text('<!DOCTYPE html><html><body><a href="torch/">torch</a></body></html>\n')
     return root
 
@@ -178,7 +184,10 @@ def run_script(tmp_path: Path, cpu_index: str, default_index: str, path_dirs: li
     start = time.monotonic()
     result = subprocess.run(
         [sys.executable, str(SCRIPT), f"--torch={torch}", *(f"--pip-option={o}" for o in pip_options)],
-        capture_output=True, text=True, env=env, timeout=120,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     seconds = time.monotonic() - start
     assert result.returncode == 0, result.stdout + result.stderr

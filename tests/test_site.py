@@ -60,8 +60,13 @@ def test_exercise_pages_show_the_learner_version_and_no_solution(built):
     for page in built.pages:
         if page.section != "exercises":
             continue
-        code = "\n".join(bundle.code_only(line) for cell in page.notebook.cells if cell.cell_type == "code"
-                         for line in cell.source.splitlines() if bundle.code_only(line))
+        code = "\n".join(
+            bundle.code_only(line)
+            for cell in page.notebook.cells
+            if cell.cell_type == "code"
+            for line in cell.source.splitlines()
+            if bundle.code_only(line)
+        )
         assert "raise NotImplementedError" in code, page.out
         for block in blocks:
             body = "\n".join(bundle.code_only(line) for line in block.lines)
@@ -92,15 +97,21 @@ def test_run_links_on_every_notebook_and_exercise(built):
     for page in built.pages:
         text = page_html(built, page.out)
         if page.section in ("notebooks", "exercises"):
-            assert html.escape(colab.colab_url(page.source)) in text and html.escape(colab.binder_url(page.source)) in text, page.out
+            assert (
+                html.escape(colab.colab_url(page.source)) in text and html.escape(colab.binder_url(page.source)) in text
+            ), page.out
         else:
             assert 'class="run-links"' not in text, page.out
 
 
 def stored_alts(notebook) -> list[str]:
-    return [str(output.get("metadata", {}).get("image/png", {}).get("alt", ""))
-            for cell in notebook.cells if cell.cell_type == "code"
-            for output in cell.get("outputs", []) if "image/png" in output.get("data", {})]
+    return [
+        str(output.get("metadata", {}).get("image/png", {}).get("alt", ""))
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+        if "image/png" in output.get("data", {})
+    ]
 
 
 def alt_of(tag: str) -> str:
@@ -110,7 +121,9 @@ def alt_of(tag: str) -> str:
 
 def test_every_figure_on_the_site_has_its_alt_text(built):
     for page in built.pages:
-        images = [tag for tag in re.findall(r"<img\b[^>]*>", page_html(built, page.out)) if 'src="data:image/png' in tag]
+        images = [
+            tag for tag in re.findall(r"<img\b[^>]*>", page_html(built, page.out)) if 'src="data:image/png' in tag
+        ]
         alts = [html.unescape(alt_of(tag)) for tag in images]
         assert alts == stored_alts(page.notebook), f"{page.out}: the pictures' alt texts differ from the stored ones"
         assert all(alts), f"{page.out}: {alts.count('')} of {len(alts)} figures have no alt text"
@@ -123,8 +136,12 @@ def test_a_folder_the_command_did_not_write_is_refused(tmp_path):
     with pytest.raises(site_module.SiteError, match="not written by this command"):
         site_module.build_site(foreign, echo=None)
     assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
-    result = subprocess.run([sys.executable, "-m", "course_lib", "site", "--out", str(foreign)], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 2 and "Traceback" not in result.stderr and "not written by this command" in result.stderr
+    result = subprocess.run(
+        [sys.executable, "-m", "course_lib", "site", "--out", str(foreign)], capture_output=True, text=True, timeout=120
+    )
+    assert (
+        result.returncode == 2 and "Traceback" not in result.stderr and "not written by this command" in result.stderr
+    )
     (tmp_path / "file").write_text("x")
     with pytest.raises(site_module.SiteError, match="is a file"):
         site_module.build_site(tmp_path / "file", echo=None)

@@ -36,7 +36,15 @@ from pathlib import Path
 from .._validate import CommandError
 
 ROOT = Path(__file__).resolve().parents[2]
-TOP_FILES = ("requirements.txt", "requirements-dev.txt", "pyproject.toml", "Makefile", "LICENSE", "LICENSE-content", "CITATION.cff")
+TOP_FILES = (
+    "requirements.txt",
+    "requirements-dev.txt",
+    "pyproject.toml",
+    "Makefile",
+    "LICENSE",
+    "LICENSE-content",
+    "CITATION.cff",
+)
 TOP_FOLDERS = ("notebooks", "course_lib", "docs")
 LEFT_OUT_DOCS = ("instructors.md",)
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "*.egg-info", "backups", ".pytest_cache")
@@ -139,7 +147,9 @@ def _lesson_code_lines(path: Path) -> set[str]:
 def solution_lines_in_lessons(course_root: Path = ROOT) -> list[SharedLine]:
     """Every line of every solution block that also appears in a lesson of ``notebooks/`` (see INSTRUCTORS.md)."""
     root = Path(course_root)
-    lessons = {path.name[:2]: _lesson_code_lines(path) for path in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))}
+    lessons = {
+        path.name[:2]: _lesson_code_lines(path) for path in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    }
     shared = []
     for block in solution_blocks(root / "exercises"):
         for line in dict.fromkeys(code_only(line) for line in block.lines):
@@ -167,7 +177,10 @@ def _normalised_text(path: Path) -> str | None:
     if path.suffix == ".ipynb":
         try:
             cells = json.loads(raw).get("cells", [])
-            raw = "\n".join("".join(c.get("source", "")) if isinstance(c.get("source"), list) else c.get("source", "") for c in cells)
+            raw = "\n".join(
+                "".join(c.get("source", "")) if isinstance(c.get("source"), list) else c.get("source", "")
+                for c in cells
+            )
         except (ValueError, AttributeError):
             pass
     return "\n".join(line.strip() for line in raw.splitlines() if line.strip())
@@ -205,15 +218,19 @@ def check_out_dir(out: Path | str, course_root: Path = ROOT) -> Path:
     if out.exists() and not out.is_dir():
         raise BundleError(f"--out {out} is a file. Pass a new (or empty) folder.")
     if out.is_dir() and any(out.iterdir()):
-        raise BundleError(f"--out {out} already exists and is not empty. The bundle never overwrites files: "
-                          "pass a new folder (or empty this one yourself).")
+        raise BundleError(
+            f"--out {out} already exists and is not empty. The bundle never overwrites files: "
+            "pass a new folder (or empty this one yourself)."
+        )
     if _inside(root, out):
         raise BundleError(f"--out {out} contains the course folder itself. Pass a new folder outside it.")
     if _inside(out, root):
         relative = out.relative_to(root)
         if not relative.parts or relative.parts[0] not in SAFE_INSIDE_COURSE:
-            raise BundleError(f"--out {out} is inside the course folder ({root}), among its tracked files. "
-                              f"Pass a folder outside it, or under {root / 'build'} (ignored by git).")
+            raise BundleError(
+                f"--out {out} is inside the course folder ({root}), among its tracked files. "
+                f"Pass a folder outside it, or under {root / 'build'} (ignored by git)."
+            )
     return out
 
 
@@ -222,15 +239,17 @@ def check_out_dir(out: Path | str, course_root: Path = ROOT) -> Path:
 
 def build_bundle(out: Path | str, course_root: Path = ROOT, echo=print) -> Bundle:
     """Write the learner-only bundle into ``out`` (see the module docstring). Returns what was written."""
-    from . import exercise_build as generate
     from ..checks.registry import EXERCISES
+    from . import exercise_build as generate
     from .exercise_files import PRISTINE_DIR
 
     root = Path(course_root).resolve()
     exercises_dir = root / "exercises"
     if not (exercises_dir / "solutions").is_dir():
-        raise BundleError(f"{exercises_dir / 'solutions'} is missing: a bundle is built from the instructor's copy "
-                          "of the course (the repository), which has the solutions to leave out.")
+        raise BundleError(
+            f"{exercises_dir / 'solutions'} is missing: a bundle is built from the instructor's copy "
+            "of the course (the repository), which has the solutions to leave out."
+        )
     out = check_out_dir(out, root)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -251,9 +270,11 @@ def build_bundle(out: Path | str, course_root: Path = ROOT, echo=print) -> Bundl
         raise
     bundle.path = out
     if echo:
-        echo(f"Wrote a learner bundle to {out}: {len(bundle.notebooks)} notebooks, {len(bundle.exercises)} exercises "
-             f"(with fresh copies in exercises/{PRISTINE_DIR}/ for `exercises reset`), course_lib, docs; "
-             f"{bundle.files} files, no solutions, no speaker notes ({bundle.speaker_notes_removed} cells left out).")
+        echo(
+            f"Wrote a learner bundle to {out}: {len(bundle.notebooks)} notebooks, {len(bundle.exercises)} exercises "
+            f"(with fresh copies in exercises/{PRISTINE_DIR}/ for `exercises reset`), course_lib, docs; "
+            f"{bundle.files} files, no solutions, no speaker notes ({bundle.speaker_notes_removed} cells left out)."
+        )
         echo(f"Learners: cd {out} && pip install -r requirements.txt -e . && jupyter lab")
     return bundle
 

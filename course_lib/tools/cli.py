@@ -22,7 +22,9 @@ COMMAND_MODULES = [
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m course_lib", description="Tools for the hands-on Transformers course.")
+    parser = argparse.ArgumentParser(
+        prog="python -m course_lib", description="Tools for the hands-on Transformers course."
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="command")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)

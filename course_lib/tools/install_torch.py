@@ -152,7 +152,9 @@ def plan_install(
     index = cpu_index or env.get("TORCH_CPU_INDEX") or CPU_INDEX
     reachable, why = probe(index)
     if not reachable:
-        return Plan("default", reason, pip, requirement, fallback=f"the CPU wheel index {index} cannot be reached ({why})")
+        return Plan(
+            "default", reason, pip, requirement, fallback=f"the CPU wheel index {index} cannot be reached ({why})"
+        )
     # --extra-index-url keeps the configured index for torch's own dependencies; the CPU index's "+cpu" build is
     # the higher version under PEP 440 (a local version sorts after the plain one), so pip takes it.
     return Plan("cpu", reason, [*pip, "--extra-index-url", index], requirement, index=index)
@@ -162,8 +164,10 @@ def describe(plan: Plan) -> str:
     lines = []
     if plan.fallback:
         lines.append(f"torch: wanted the CPU build ({plan.reason}), but {plan.fallback}.")
-        lines.append("torch: falling back to what pip finds (on Linux that may be the large CUDA build; "
-                     "set TORCH_CPU_INDEX to a reachable CPU index to avoid it).")
+        lines.append(
+            "torch: falling back to what pip finds (on Linux that may be the large CUDA build; "
+            "set TORCH_CPU_INDEX to a reachable CPU index to avoid it)."
+        )
     else:
         lines.append(f"torch: installing the {'CPU' if plan.build == 'cpu' else 'default'} build: {plan.reason}.")
     lines.append("torch: " + " ".join(shlex.quote(part) for part in plan.command))
@@ -171,11 +175,19 @@ def describe(plan: Plan) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Install the PyTorch build that suits this machine (see the docstring).")
-    parser.add_argument("--torch", default=os.environ.get("TORCH") or "auto", help="auto (default), cpu or default; also $TORCH")
-    parser.add_argument("--python", default=sys.executable, help="the Python whose environment gets torch (default: this one)")
+    parser = argparse.ArgumentParser(
+        description="Install the PyTorch build that suits this machine (see the docstring)."
+    )
+    parser.add_argument(
+        "--torch", default=os.environ.get("TORCH") or "auto", help="auto (default), cpu or default; also $TORCH"
+    )
+    parser.add_argument(
+        "--python", default=sys.executable, help="the Python whose environment gets torch (default: this one)"
+    )
     parser.add_argument("--requirements", default=str(REQUIREMENTS), help="where the torch pin is read from")
-    parser.add_argument("--dry-run", action="store_true", help="print the decision and the pip command, install nothing")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the decision and the pip command, install nothing"
+    )
     parser.add_argument("--pip-option", action="append", default=[], help="an extra option for pip (repeatable)")
     args = parser.parse_args(argv)
     try:

@@ -47,11 +47,13 @@ COLOR_MAP = {
     "#b7e4c7": plots.PALE["green"],  # feed-forward box
     "#f4c542": plots.PALE["yellow"],  # LayerNorm box
 }
-_COLOR_LITERAL = re.compile(r"""(["'])(%s)\1""" % "|".join(re.escape(k) for k in COLOR_MAP), re.I)
+_COLOR_LITERAL = re.compile(r"""(["'])(""" + "|".join(re.escape(k) for k in COLOR_MAP) + r""")\1""", re.I)
 
 
 def default_notebooks(root: Path = ROOT) -> list[Path]:
-    return sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")) + sorted((root / "exercises" / "solutions").glob("ex*.ipynb"))
+    return sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")) + sorted(
+        (root / "exercises" / "solutions").glob("ex*.ipynb")
+    )
 
 
 # --------------------------------------------------------------------------- the three changes
@@ -96,7 +98,8 @@ def use_show_figure(notebook) -> bool:
 
 def _imports_show_figure(notebook) -> bool:
     return any(
-        cell.cell_type == "code" and re.search(r"^from course_lib\.plots import [^\n]*\bshow_figure\b", cell.source, re.M)
+        cell.cell_type == "code"
+        and re.search(r"^from course_lib\.plots import [^\n]*\bshow_figure\b", cell.source, re.M)
         for cell in notebook.cells
     )
 
@@ -104,7 +107,11 @@ def _imports_show_figure(notebook) -> bool:
 def _setup_cell(notebook):
     """The first code cell after the Colab cell that imports from course_lib."""
     for cell in notebook.cells:
-        if cell.cell_type == "code" and not colab.is_colab_cell(cell) and re.search(r"^(from|import) course_lib", cell.source, re.M):
+        if (
+            cell.cell_type == "code"
+            and not colab.is_colab_cell(cell)
+            and re.search(r"^(from|import) course_lib", cell.source, re.M)
+        ):
             return cell
     return None
 
@@ -131,7 +138,7 @@ def use_palette(notebook) -> bool:
     for cell in notebook.cells:
         if cell.cell_type != "code":
             continue
-        new = _COLOR_LITERAL.sub(lambda m: f'{m.group(1)}{COLOR_MAP[m.group(2).lower()]}{m.group(1)}', cell.source)
+        new = _COLOR_LITERAL.sub(lambda m: f"{m.group(1)}{COLOR_MAP[m.group(2).lower()]}{m.group(1)}", cell.source)
         if new != cell.source:
             cell.source, changed = new, True
     return changed
@@ -172,10 +179,14 @@ def main(argv: list[str] | None = None) -> int:
         done = prepare(path, check=args.check)
         if done:
             stale.append(path)
-        print(f"  {path}: {', '.join(done) if done else 'up to date'}{' (would change)' if done and args.check else ''}")
+        print(
+            f"  {path}: {', '.join(done) if done else 'up to date'}{' (would change)' if done and args.check else ''}"
+        )
     if stale and not args.check:
-        print("Re-execute the changed notebooks so their stored figures carry alt text, e.g.\n  "
-              + "\n  ".join(f"jupyter nbconvert --to notebook --execute --inplace {p}" for p in stale))
+        print(
+            "Re-execute the changed notebooks so their stored figures carry alt text, e.g.\n  "
+            + "\n  ".join(f"jupyter nbconvert --to notebook --execute --inplace {p}" for p in stale)
+        )
         if any("solutions" in p.parts for p in stale):
             print("and regenerate the learner exercises: python -m course_lib exercises build")
     return 1 if stale and args.check else 0

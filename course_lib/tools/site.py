@@ -91,18 +91,23 @@ def _learner_exercises(root: Path) -> list[tuple[str, str]]:
     """(name, notebook JSON text) of every learner exercise, generated from the solutions as the bundle does."""
     from ..checks.registry import EXERCISES
     from . import exercise_build
+
     exercises_dir = root / "exercises"
     if (exercises_dir / "solutions").is_dir():
         return [(name, exercise_build.generate_text(exercises_dir, name)) for name in EXERCISES]
-    return [(path.stem, path.read_text(encoding="utf-8")) for path in sorted(exercises_dir.glob("ex[0-9][0-9]_*.ipynb"))]
+    return [
+        (path.stem, path.read_text(encoding="utf-8")) for path in sorted(exercises_dir.glob("ex[0-9][0-9]_*.ipynb"))
+    ]
 
 
 def prepare_notebook(notebook):
     """A copy of ``notebook`` as the site shows it: no speaker notes, no Colab cell, widgets as their fallback."""
     notebook = copy.deepcopy(notebook)
     notebook.cells = [
-        cell for cell in notebook.cells
-        if not (cell.cell_type == "markdown" and NOTES_MARKER.match(cell.source.lstrip())) and not colab.is_colab_cell(cell)
+        cell
+        for cell in notebook.cells
+        if not (cell.cell_type == "markdown" and NOTES_MARKER.match(cell.source.lstrip()))
+        and not colab.is_colab_cell(cell)
     ]
     for cell in notebook.cells:
         if cell.cell_type != "code":
@@ -188,7 +193,11 @@ def rewrite_links(body: str, page: Page, page_map: dict[str, str], root: Path, b
 
     def replace(match: re.Match) -> str:
         href = html.unescape(match.group(2))
-        if not href or href.startswith(("#", "mailto:", "data:", "javascript:")) or re.match(r"^[a-z][a-z0-9+.-]*://", href):
+        if (
+            not href
+            or href.startswith(("#", "mailto:", "data:", "javascript:"))
+            or re.match(r"^[a-z][a-z0-9+.-]*://", href)
+        ):
             return match.group(0)
         path, _, fragment = href.partition("#")
         path = path.split("?", 1)[0]
@@ -244,8 +253,10 @@ def _check_out_dir(out: Path, root: Path) -> Path:
     if out.exists() and not out.is_dir():
         raise SiteError(f"--out {out} is a file. Pass a folder for the website, e.g. --out site.")
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
-        raise SiteError(f"--out {out} is not empty and was not written by this command (no {MARKER} in it), "
-                        "so nothing was changed. Pass a new folder, or empty this one yourself.")
+        raise SiteError(
+            f"--out {out} is not empty and was not written by this command (no {MARKER} in it), "
+            "so nothing was changed. Pass a new folder, or empty this one yourself."
+        )
     if out == Path(root).resolve() or out in Path(root).resolve().parents:
         raise SiteError(f"--out {out} contains the course itself. Pass a new folder, e.g. --out site.")
     return out
@@ -269,8 +280,10 @@ def _copy_static(static: Path) -> None:
     shutil.copy2(ASSETS / "site.css", static / "site.css")
     source = slides.mathjax_dir()
     if source is None:
-        raise SiteError("jupyter-server-mathjax is not installed, so formulas cannot be typeset offline: "
-                        "pip install -r requirements.txt brings it.")
+        raise SiteError(
+            "jupyter-server-mathjax is not installed, so formulas cannot be typeset offline: "
+            "pip install -r requirements.txt brings it."
+        )
     shutil.copytree(source, static / "mathjax", ignore=shutil.ignore_patterns("__pycache__", "*.py", "*.pyc"))
 
 
@@ -279,11 +292,15 @@ def _toc(pages: list[Page], current: Page) -> list[dict]:
     for section_id, title in SECTIONS:
         members = [p for p in pages if p.section == section_id]
         if members:
-            sections.append({
-                "id": section_id,
-                "title": title,
-                "pages": [{"title": p.title, "href": _relative(p.out, current), "current": p is current} for p in members],
-            })
+            sections.append(
+                {
+                    "id": section_id,
+                    "title": title,
+                    "pages": [
+                        {"title": p.title, "href": _relative(p.out, current), "current": p is current} for p in members
+                    ],
+                }
+            )
     return sections
 
 
@@ -309,12 +326,16 @@ def build_site(out: Path | str | None = None, root: Path | str = ROOT, echo=prin
                     "root": _relative("index.html", page).replace("index.html", ""),
                     "course_title": course_title,
                     "toc": _toc(pages, page),
-                    "prev": {"title": pages[index - 1].title, "href": _relative(pages[index - 1].out, page)} if index else None,
-                    "next": {"title": pages[index + 1].title, "href": _relative(pages[index + 1].out, page)} if index + 1 < len(pages) else None,
+                    "prev": {"title": pages[index - 1].title, "href": _relative(pages[index - 1].out, page)}
+                    if index
+                    else None,
+                    "next": {"title": pages[index + 1].title, "href": _relative(pages[index + 1].out, page)}
+                    if index + 1 < len(pages)
+                    else None,
                     "run": page.run,
                     "kind": "exercise" if page.section == "exercises" else "notebook",
                     "footer": f"Built from {page.source} with python -m course_lib site. "
-                              "Code under the MIT licence; text and figures under CC BY 4.0.",
+                    "Code under the MIT licence; text and figures under CC BY 4.0.",
                 },
             }
             body, _ = exporter.from_notebook_node(page.notebook, resources=resources)
@@ -342,8 +363,9 @@ def build_site(out: Path | str | None = None, root: Path | str = ROOT, echo=prin
 
 
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("site", help="the course as an offline website in site/ (make site)",
-                                   description=__doc__.split("\n\n")[0])
+    parser = subparsers.add_parser(
+        "site", help="the course as an offline website in site/ (make site)", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--out", type=Path, default=None, help="folder to write (default: site/ in the course)")
     parser.set_defaults(handler=_run)
 

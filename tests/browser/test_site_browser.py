@@ -86,7 +86,10 @@ def open_page(context, url: str):
     page.on("console", lambda message: message.type == "error" and problems.append(f"console: {message.text}"))
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
     page.on("requestfailed", lambda request: problems.append(f"failed request: {request.url} ({request.failure})"))
-    page.on("response", lambda response: response.status >= 400 and problems.append(f"HTTP {response.status}: {response.url}"))
+    page.on(
+        "response",
+        lambda response: response.status >= 400 and problems.append(f"HTTP {response.status}: {response.url}"),
+    )
     page.goto(url, wait_until="load")
     page.wait_for_function(MATH_DONE, timeout=30_000)
     return page, problems
@@ -96,7 +99,9 @@ def page_ids(site):
     return [page.out for page in site.pages]
 
 
-@pytest.mark.parametrize("index", range(len(site_module.collect_pages())), ids=lambda i: site_module.collect_pages()[i].out)
+@pytest.mark.parametrize(
+    "index", range(len(site_module.collect_pages())), ids=lambda i: site_module.collect_pages()[i].out
+)
 def test_every_page_renders_offline(index, built_site, served, context):
     page_info = built_site.pages[index]
     page, problems = open_page(context, served + page_info.out)
@@ -107,7 +112,9 @@ def test_every_page_renders_offline(index, built_site, served, context):
         left = page.evaluate(UNTYPESET_MATH)
         assert left == [], f"formulas left as TeX: {left[:5]}"
         images = page.evaluate("() => Array.from(document.images).map(i => [i.complete && i.naturalWidth > 0, i.alt])")
-        assert all(loaded for loaded, _ in images), f"{sum(not ok for ok, _ in images)} of {len(images)} images did not load"
+        assert all(loaded for loaded, _ in images), (
+            f"{sum(not ok for ok, _ in images)} of {len(images)} images did not load"
+        )
         if page_info.section == "notebooks":
             assert page.locator(".run-links a", has_text="Open in Colab").count() == 1
             assert page.locator(".run-links a", has_text="Launch on Binder").count() == 1
@@ -125,7 +132,7 @@ def test_every_page_renders_offline(index, built_site, served, context):
 
 def test_next_links_walk_through_every_page_in_reading_order(built_site, served, context):
     page, problems = open_page(context, served + "index.html")
-    visited = [page.url[len(served):]]
+    visited = [page.url[len(served) :]]
     try:
         for _ in range(len(built_site.pages) + 2):
             following = page.locator("nav.page-nav a.next").first
@@ -134,7 +141,7 @@ def test_next_links_walk_through_every_page_in_reading_order(built_site, served,
             following.click()
             page.wait_for_load_state("load")
             page.wait_for_function(MATH_DONE, timeout=30_000)  # leaving a page mid-typesetting aborts its font loads
-            visited.append(page.url[len(served):])
+            visited.append(page.url[len(served) :])
         assert visited == page_ids(built_site), "the 'next' links should visit every page once, in reading order"
         page.locator("nav.page-nav a.prev").first.click()
         page.wait_for_load_state("load")
@@ -165,7 +172,7 @@ def test_links_between_notebooks_and_to_exercises_lead_to_pages(built_site, serv
             page.goto(served + out, wait_until="domcontentloaded")
             hrefs = page.eval_on_selector_all("#content a[href]", "links => links.map(a => a.href)")
             for href in {h for h in hrefs if h.startswith(served)}:
-                path, _, fragment = href[len(served):].partition("#")
+                path, _, fragment = href[len(served) :].partition("#")
                 target = built_site.path / (path or out)
                 assert target.is_file(), f"{out} links to {href}, which is not on the site"
                 if fragment and path.endswith(".html"):
