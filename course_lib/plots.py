@@ -307,28 +307,40 @@ def _describe_images(ax) -> list[str]:
 def _describe_axes(ax) -> str:
     data = _describe_lines(ax) + _describe_bars(ax) + _describe_images(ax)
     if not data:
-        texts = [t.get_text().replace("\n", " ") for t in ax.texts if t.get_text().strip()]
+        texts = [_one_line(t.get_text()) for t in ax.texts if t.get_text().strip()]
         if texts:
             data = ["a diagram with the labels " + ", ".join(dict.fromkeys(texts))]
     if not data:
         return ""
-    title = ax.get_title().strip()
-    axes = ""
-    if ax.get_xlabel() or ax.get_ylabel():
-        axes = (
-            f" ({ax.get_ylabel() or 'value'} against {ax.get_xlabel() or 'x'})"
-            if ax.get_lines() or ax.containers
-            else ""
-        )
-    head = f"{title}{axes}: " if title else (f"{axes.strip(' ()')}: " if axes else "")
-    return head + "; ".join(data)
+    title = _one_line(ax.get_title())
+    return (f"{title}{_quantities(ax)}: " if title else "") + "; ".join(data)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _quantities(ax) -> str:
+    """What the panel plots against what, e.g. " (test accuracy against number of stored items N)"."""
+    from matplotlib.container import BarContainer
+
+    if not (ax.get_lines() or ax.containers):
+        return ""
+    value, along = _one_line(ax.get_ylabel()), _one_line(ax.get_xlabel())
+    bars = [c for c in ax.containers if isinstance(c, BarContainer)]
+    curves = [line for line in ax.get_lines() if not _is_reference_line(line, ax)]
+    if bars and all(c.orientation == "horizontal" for c in bars) and not curves:
+        value, along = along, value  # horizontal bars: the value runs along x
+    if value and along:
+        return f" ({value} against {along})"
+    return f" ({value or along})" if value or along else ""
 
 
 def describe_figure(fig=None) -> str:
     """Alt text for ``fig`` (default: the current figure): its message, then what each panel shows, with numbers."""
     fig = fig or plt.gcf()
     sentences = []
-    suptitle = fig._suptitle.get_text().strip() if getattr(fig, "_suptitle", None) else ""
+    suptitle = _one_line(fig._suptitle.get_text()) if getattr(fig, "_suptitle", None) else ""
     if suptitle:
         sentences.append(suptitle)
     panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
