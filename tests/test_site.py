@@ -115,8 +115,8 @@ def stored_alts(notebook) -> list[str]:
 
 
 def alt_of(tag: str) -> str:
-    match = re.search(r'\balt="([^"]*)"', tag)
-    return match.group(1) if match else ""
+    match = re.search(r"""\balt=(?:"([^"]*)"|'([^']*)')""", tag)
+    return (match.group(1) if match.group(1) is not None else match.group(2)) if match else ""
 
 
 def test_every_figure_on_the_site_has_its_alt_text(built):

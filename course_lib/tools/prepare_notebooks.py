@@ -12,6 +12,7 @@ notebooks with ``python -m course_lib exercises build``). Per notebook, idempote
    ``from course_lib.plots import ...`` line, or as a new line after its last ``course_lib`` import).
 3. **Colours.** Matplotlib's default tab10 colours and the few hand-picked colours the notebooks used become the
    colour-blind-safe palette of ``course_lib.plots`` (``COLOR_MAP`` below); box fills become its pale tints.
+4. **Slides.** A notebook with slideshow metadata is annotated again, so the new cell gets its own (``skip``).
 
 Code changes mean stored outputs are stale: re-execute each changed notebook afterwards (``jupyter nbconvert --to
 notebook --execute --inplace``), then ``tests/test_accessibility.py`` checks every stored figure's alt text.
@@ -144,10 +145,25 @@ def use_palette(notebook) -> bool:
     return changed
 
 
+def refresh_slides(notebook) -> bool:
+    """Give the new cells their slideshow metadata (a lesson carries it on every cell; see tools/slides.py)."""
+    from . import slides
+
+    if not any("slideshow" in cell.get("metadata", {}) for cell in notebook.cells):
+        return False
+    return slides.annotate_notebook(notebook)
+
+
 def prepare_notebook(notebook) -> list[str]:
-    """Apply the three changes to an nbformat node in place; the names of those that changed something."""
+    """Apply the changes to an nbformat node in place; the names of those that changed something."""
     done = []
-    for name, change in (("Colab cell", ensure_colab_cell), ("alt text", use_show_figure), ("palette", use_palette)):
+    steps = (
+        ("Colab cell", ensure_colab_cell),
+        ("alt text", use_show_figure),
+        ("palette", use_palette),
+        ("slides", refresh_slides),
+    )
+    for name, change in steps:
         if change(notebook):
             done.append(name)
     return done
@@ -174,10 +190,12 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print("not found: " + ", ".join(missing), file=sys.stderr)
         return 2
-    stale = []
+    stale, changed = [], []
     for path in paths:
         done = prepare(path, check=args.check)
         if done:
+            changed.append(path)
+        if set(done) - {"slides"}:  # code changed: the stored outputs are out of date
             stale.append(path)
         print(
             f"  {path}: {', '.join(done) if done else 'up to date'}{' (would change)' if done and args.check else ''}"
@@ -189,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         if any("solutions" in p.parts for p in stale):
             print("and regenerate the learner exercises: python -m course_lib exercises build")
-    return 1 if stale and args.check else 0
+    return 1 if changed and args.check else 0
 
 
 if __name__ == "__main__":
