@@ -204,3 +204,10 @@ def test_pip_resolves_binders_requirements_to_the_cpu_build(tmp_path):
         for server in (cpu_server, default_server):
             server.shutdown()
             server.server_close()
+
+
+def test_citation_and_links_name_the_same_repository():
+    citation = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
+    assert f'repository-code: "{colab.repository_url()}"' in citation, "change REPOSITORY and CITATION.cff together"
+    assert "cff-version: 1.2.0" in citation and "- MIT" in citation and "- CC-BY-4.0" in citation
+    assert "MIT License" in (ROOT / "LICENSE").read_text() and "CC BY 4.0" in (ROOT / "LICENSE-content").read_text()
