@@ -2,19 +2,24 @@
 #   make lab    create .venv if missing, install the course, open JupyterLab on 127.0.0.1 (token auth on)
 #   make test   the same install plus test tools, then the whole suite (unit tests, nbval, browser tests)
 #   make slides the notebooks as offline HTML slide decks in slides/
+#   make site   the whole course as an offline website in site/ (open site/index.html)
+# torch: TORCH=auto (default) installs the CPU build on Linux without an NVIDIA GPU, the default build elsewhere;
+# TORCH=cpu or TORCH=default forces one (see course_lib/tools/install_torch.py).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8888
+TORCH  ?= auto
 # JupyterLab refuses to run as root unless told to (containers, CI); an ordinary user never needs it.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install install-dev lab test lint format doctor slides benchmark clean-venv hub-proxy
+.PHONY: install install-dev lab test lint format doctor slides site benchmark clean-venv hub-proxy
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.course-installed: requirements.txt pyproject.toml | $(BIN)/python
+	$(BIN)/python course_lib/tools/install_torch.py --torch=$(TORCH)
 	$(BIN)/python -m pip install -r requirements.txt -e .
 	touch $@
 
@@ -62,6 +67,10 @@ format: install-dev
 # One offline reveal.js deck per notebook in slides/ (reveal.js and MathJax copied into slides/_static/)
 slides: install
 	$(BIN)/python -m course_lib slides export
+
+# The course as an offline website in site/: every notebook with its outputs, the exercises, the guides
+site: install
+	$(BIN)/python -m course_lib site
 
 benchmark: install-dev
 	$(BIN)/python benchmarks/run_course.py

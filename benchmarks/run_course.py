@@ -14,6 +14,7 @@ The notebooks are executed from temporary copies; nothing in the repository is m
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import shutil
 import sys
@@ -41,6 +42,22 @@ def course_notebooks(patterns: list[str]) -> list[Path]:
     return paths
 
 
+def kernel_config(workdir: Path):
+    """Kernel settings: IPC sockets (files in ``workdir``) instead of TCP ports, on POSIX systems.
+
+    ipykernel 7 warns at every start over TCP that the traffic is not encrypted ("Kernel is running over TCP without
+    encryption"); IPC sockets never leave the machine and are files only this user can open, so there is nothing
+    to warn about. Windows has no IPC transport: there the kernel uses TCP on 127.0.0.1 as before.
+    """
+    from traitlets.config import Config
+
+    config = Config()
+    if os.name == "posix":
+        config.KernelManager.transport = "ipc"
+        config.KernelManager.ip = str(workdir / "kernel")  # sockets kernel-1, kernel-2, ... (AF_UNIX allows ~100 bytes)
+    return config
+
+
 def run_notebook(path: Path, workdir: Path) -> tuple[float, float, str]:
     """Execute a copy of ``path`` in a fresh kernel; return (seconds, peak kernel memory in MB, status)."""
     copy = workdir / path.relative_to(ROOT)
@@ -48,7 +65,13 @@ def run_notebook(path: Path, workdir: Path) -> tuple[float, float, str]:
     shutil.copy(path, copy)
     notebook = nbformat.read(copy, as_version=4)
     notebook.cells.append(nbformat.v4.new_code_cell(PEAK_MEMORY_CELL))
-    client = NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(copy.parent)}})
+    client = NotebookClient(
+        notebook,
+        config=kernel_config(workdir),
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(copy.parent)}},
+    )
     start = time.perf_counter()
     status = "ok"
     try:
@@ -67,7 +90,9 @@ def run_notebook(path: Path, workdir: Path) -> tuple[float, float, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("patterns", nargs="*", help="only notebooks whose file name contains one of these")
-    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (for benchmarks/README.md)")
+    parser.add_argument(
+        "--markdown", action="store_true", help="print the table as Markdown (for benchmarks/README.md)"
+    )
     args = parser.parse_args(argv)
 
     paths = course_notebooks(args.patterns)
@@ -104,9 +129,11 @@ def main(argv: list[str] | None = None) -> int:
     slow = [r[0] for r in rows if r[1] > TARGET_NOTEBOOK_S]
     heavy = [r[0] for r in rows if r[2] > TARGET_MEMORY_MB]
     failed = [r[0] for r in rows if r[3] != "ok"]
-    print(f"\ntargets: total ≤ {TARGET_TOTAL_S:.0f} s: {'met' if total <= TARGET_TOTAL_S else 'NOT met'} ({total:.1f} s); "
-          f"no notebook > {TARGET_NOTEBOOK_S:.0f} s: {'met' if not slow else 'NOT met ' + str(slow)}; "
-          f"peak ≤ {TARGET_MEMORY_MB:.0f} MB: {'met' if not heavy else 'NOT met ' + str(heavy)}")
+    print(
+        f"\ntargets: total ≤ {TARGET_TOTAL_S:.0f} s: {'met' if total <= TARGET_TOTAL_S else 'NOT met'} ({total:.1f} s); "
+        f"no notebook > {TARGET_NOTEBOOK_S:.0f} s: {'met' if not slow else 'NOT met ' + str(slow)}; "
+        f"peak ≤ {TARGET_MEMORY_MB:.0f} MB: {'met' if not heavy else 'NOT met ' + str(heavy)}"
+    )
     if failed:
         print(f"failed to execute: {failed}")
 

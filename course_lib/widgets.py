@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 
 from ._validate import CourseInputError
 from .attention import softmax
+from .plots import PALETTE, describe_figure
 from .tasks import video_search as vs
 
 
@@ -59,16 +60,17 @@ def plot_search(result: dict, query: str, temperature: float, axes=None):
     weights = result["weights"]
     order = torch.sort(weights, descending=True, stable=True).indices.tolist()
     hard_pick = int(result["hard"].argmax())
-    colours = ["tab:orange" if i == hard_pick else "tab:blue" for i in order]
-    ax_weights.barh(range(len(order)), [weights[i].item() for i in order], color=colours)
+    colours = [PALETTE["orange"] if i == hard_pick else PALETTE["blue"] for i in order]
+    bars = ax_weights.barh(range(len(order)), [weights[i].item() for i in order], color=colours)
+    bars[order.index(hard_pick)].set_hatch("//")  # not by colour alone
     ax_weights.set_yticks(range(len(order)), [vs.TITLES[i] for i in order], fontsize=8)
     ax_weights.invert_yaxis()  # rank 1 at the top
     ax_weights.set_xlim(0, 1)
     ax_weights.axvline(1 / len(order), color="grey", linestyle="--", linewidth=1, label=f"uniform (1/{len(order)})")
-    ax_weights.set_xlabel("attention weight (orange: the hard lookup's only pick)")
+    ax_weights.set_xlabel("attention weight (orange, hatched: the hard lookup's only pick)")
     ax_weights.set_title(f'"{query}", temperature {temperature:.2g}: the playlist', fontsize=10)
     ax_weights.legend(loc="lower right", fontsize=8)
-    ax_output.bar(range(len(vs.CONTENT)), result["output"].tolist(), color="tab:green")
+    ax_output.bar(range(len(vs.CONTENT)), result["output"].tolist(), color=PALETTE["green"])
     ax_output.set_xticks(range(len(vs.CONTENT)), vs.CONTENT, rotation=45, ha="right")
     ax_output.set_ylim(0, 1)
     ax_output.set_ylabel("share of the blended output")
@@ -106,16 +108,27 @@ class VideoSearchWidget(widgets.VBox):
 
     def __init__(self, query: str = "cats jumping", temperature: float = 1.0):
         self.query_box = widgets.Text(
-            value=query, placeholder="type a search, press Enter", description="query", continuous_update=False,
-            layout=widgets.Layout(width="320px")
+            value=query,
+            placeholder="type a search, press Enter",
+            description="query",
+            continuous_update=False,
+            layout=widgets.Layout(width="320px"),
         )
         self.examples = widgets.Dropdown(
-            options=[_PICK] + list(vs.EXAMPLE_QUERIES), value=query if query in vs.EXAMPLE_QUERIES else _PICK,
+            options=[_PICK] + list(vs.EXAMPLE_QUERIES),
+            value=query if query in vs.EXAMPLE_QUERIES else _PICK,
             description="examples",
         )
         self.temperature = widgets.FloatLogSlider(
-            value=temperature, base=10, min=-2, max=2, step=0.05, description="temperature",
-            readout_format=".2g", continuous_update=False, layout=widgets.Layout(width="480px"),
+            value=temperature,
+            base=10,
+            min=-2,
+            max=2,
+            step=0.05,
+            description="temperature",
+            readout_format=".2g",
+            continuous_update=False,
+            layout=widgets.Layout(width="480px"),
         )
         self.output = widgets.Output()
         self.result: dict | None = None
@@ -147,11 +160,15 @@ class VideoSearchWidget(widgets.VBox):
         plot_search(self.result, query, temperature, axes=figure.subplots(1, 2, gridspec_kw={"width_ratios": [2.2, 1]}))
         png = io.BytesIO()
         figure.savefig(png, format="png", dpi=80)
+        alt = describe_figure(figure)
         self.output.outputs = (
             {
                 "output_type": "display_data",
-                "data": {"image/png": base64.b64encode(png.getvalue()).decode("ascii"), "text/plain": "<playlist chart>"},
-                "metadata": {},
+                "data": {
+                    "image/png": base64.b64encode(png.getvalue()).decode("ascii"),
+                    "text/plain": f"[figure] {alt}",
+                },
+                "metadata": {"image/png": {"alt": alt}},
             },
             {"output_type": "stream", "name": "stdout", "text": self.text + "\n"},
         )

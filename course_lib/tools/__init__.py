@@ -12,6 +12,10 @@
 - ``misconceptions``   ``misconceptions``: a class's wrong answers and exercise mistakes, from the collected records
 - ``hub``              ``hub link``: nbgitpuller links; ``exercises collect``: submissions from a hub's home folders
 - ``learning``         what a record says (the summaries behind ``progress`` and ``misconceptions``)
+- ``site``             ``site``: the course as an offline website (templates in ``site_assets/``)
+- ``install_torch``    run by ``make install`` before anything else (no torch needed): the right torch build
+- ``colab``            the Colab setup cell, and the links that run a notebook on Colab or Binder
+- ``prepare_notebooks`` puts the Colab cell, alt-text figures and the safe palette into the notebooks
 
 The learner's library (``course_lib`` itself) never imports from here; a test keeps it so.
 """

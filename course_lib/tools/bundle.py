@@ -2,9 +2,11 @@
 
 ``build_bundle(out)`` writes into a new folder ``out``:
 
-- ``notebooks/`` (the lessons, as stored, minus the instructor's speaker-notes cells), ``course_lib/``, ``docs/`` (without the instructor guide), ``README.md``,
-  ``requirements.txt``, ``requirements-dev.txt``, ``pyproject.toml`` and ``Makefile``, so ``pip install -r
-  requirements.txt -e .`` and ``make lab`` work in it as in the repository;
+- ``notebooks/`` (the lessons, as stored, minus the instructor's speaker-notes cells), ``course_lib/``, ``docs/``
+  (without the instructor guide), ``requirements.txt``, ``requirements-dev.txt``, ``pyproject.toml``, ``Makefile``,
+  the licences and ``CITATION.cff``, so ``pip install -r requirements.txt -e .`` and ``make lab`` work in it as in
+  the repository; a ``README.md`` written for the bundle (``bundle_readme``: how to start, the lessons and
+  exercises, help), not the repository's, which describes tests, benchmarks and solutions the bundle does not have;
 - ``exercises/exNN_*.ipynb``: the learner notebooks, generated afresh from the solutions (so a learner notebook that
   an instructor tried out in the repository is never shipped), and the same fresh copies again in
   ``exercises/pristine/``, which ``python -m course_lib exercises reset`` uses when ``solutions/`` is absent.
@@ -34,7 +36,15 @@ from pathlib import Path
 from .._validate import CommandError
 
 ROOT = Path(__file__).resolve().parents[2]
-TOP_FILES = ("README.md", "requirements.txt", "requirements-dev.txt", "pyproject.toml", "Makefile")
+TOP_FILES = (
+    "requirements.txt",
+    "requirements-dev.txt",
+    "pyproject.toml",
+    "Makefile",
+    "LICENSE",
+    "LICENSE-content",
+    "CITATION.cff",
+)
 TOP_FOLDERS = ("notebooks", "course_lib", "docs")
 LEFT_OUT_DOCS = ("instructors.md",)
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "*.egg-info", "backups", ".pytest_cache")
@@ -96,6 +106,68 @@ def solution_blocks(exercises_dir: Path) -> list[SolutionBlock]:
     return blocks
 
 
+@dataclass
+class SharedLine:
+    """A line of a solution block that a lesson's code also contains (comments and indentation aside)."""
+
+    exercise: str
+    function: str
+    line: str
+    notebooks: tuple[str, ...]  # notebook numbers, e.g. ("05",)
+
+
+def code_only(line: str) -> str:
+    """A line of Python without its indentation and its trailing ``# comment`` (a ``#`` inside quotes stays)."""
+    text = line.strip()
+    quote = None
+    for index, char in enumerate(text):
+        if quote:
+            if char == quote:
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char == "#":
+            return text[:index].rstrip()
+    return text
+
+
+def _lesson_code_lines(path: Path) -> set[str]:
+    """Every line of code a lesson shows: its code cells and the fenced code blocks of its markdown."""
+    lines: set[str] = set()
+    for cell in json.loads(path.read_text(encoding="utf-8")).get("cells", []):
+        source = "".join(cell.get("source", "")) if isinstance(cell.get("source"), list) else cell.get("source", "")
+        if cell.get("cell_type") == "markdown":
+            source = "\n".join(re.findall(r"^```[^\n]*\n(.*?)^```", source, flags=re.S | re.M))
+        elif cell.get("cell_type") != "code":
+            continue
+        lines.update(code for code in (code_only(line) for line in source.splitlines()) if code)
+    return lines
+
+
+def solution_lines_in_lessons(course_root: Path = ROOT) -> list[SharedLine]:
+    """Every line of every solution block that also appears in a lesson of ``notebooks/`` (see INSTRUCTORS.md)."""
+    root = Path(course_root)
+    lessons = {
+        path.name[:2]: _lesson_code_lines(path) for path in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    }
+    shared = []
+    for block in solution_blocks(root / "exercises"):
+        for line in dict.fromkeys(code_only(line) for line in block.lines):
+            where = tuple(number for number, lines in lessons.items() if line and line in lines)
+            if where:
+                shared.append(SharedLine(block.exercise, block.function, line, where))
+    return shared
+
+
+def shared_lines_table(course_root: Path = ROOT) -> str:
+    """The Markdown table of ``solution_lines_in_lessons`` that INSTRUCTORS.md carries."""
+    rows = ["| exercise · function | solution line | also in notebook |", "|---|---|---|"]
+    for item in solution_lines_in_lessons(course_root):
+        line = item.line.replace("|", "\\|")
+        rows.append(f"| {item.exercise} · `{item.function}` | `{line}` | {', '.join(item.notebooks)} |")
+    return "\n".join(rows)
+
+
 def _normalised_text(path: Path) -> str | None:
     """A file's text with every line stripped and blank lines dropped (a notebook: its cells' sources)."""
     try:
@@ -105,7 +177,10 @@ def _normalised_text(path: Path) -> str | None:
     if path.suffix == ".ipynb":
         try:
             cells = json.loads(raw).get("cells", [])
-            raw = "\n".join("".join(c.get("source", "")) if isinstance(c.get("source"), list) else c.get("source", "") for c in cells)
+            raw = "\n".join(
+                "".join(c.get("source", "")) if isinstance(c.get("source"), list) else c.get("source", "")
+                for c in cells
+            )
         except (ValueError, AttributeError):
             pass
     return "\n".join(line.strip() for line in raw.splitlines() if line.strip())
@@ -143,15 +218,19 @@ def check_out_dir(out: Path | str, course_root: Path = ROOT) -> Path:
     if out.exists() and not out.is_dir():
         raise BundleError(f"--out {out} is a file. Pass a new (or empty) folder.")
     if out.is_dir() and any(out.iterdir()):
-        raise BundleError(f"--out {out} already exists and is not empty. The bundle never overwrites files: "
-                          "pass a new folder (or empty this one yourself).")
+        raise BundleError(
+            f"--out {out} already exists and is not empty. The bundle never overwrites files: "
+            "pass a new folder (or empty this one yourself)."
+        )
     if _inside(root, out):
         raise BundleError(f"--out {out} contains the course folder itself. Pass a new folder outside it.")
     if _inside(out, root):
         relative = out.relative_to(root)
         if not relative.parts or relative.parts[0] not in SAFE_INSIDE_COURSE:
-            raise BundleError(f"--out {out} is inside the course folder ({root}), among its tracked files. "
-                              f"Pass a folder outside it, or under {root / 'build'} (ignored by git).")
+            raise BundleError(
+                f"--out {out} is inside the course folder ({root}), among its tracked files. "
+                f"Pass a folder outside it, or under {root / 'build'} (ignored by git)."
+            )
     return out
 
 
@@ -160,15 +239,17 @@ def check_out_dir(out: Path | str, course_root: Path = ROOT) -> Path:
 
 def build_bundle(out: Path | str, course_root: Path = ROOT, echo=print) -> Bundle:
     """Write the learner-only bundle into ``out`` (see the module docstring). Returns what was written."""
-    from . import exercise_build as generate
     from ..checks.registry import EXERCISES
+    from . import exercise_build as generate
     from .exercise_files import PRISTINE_DIR
 
     root = Path(course_root).resolve()
     exercises_dir = root / "exercises"
     if not (exercises_dir / "solutions").is_dir():
-        raise BundleError(f"{exercises_dir / 'solutions'} is missing: a bundle is built from the instructor's copy "
-                          "of the course (the repository), which has the solutions to leave out.")
+        raise BundleError(
+            f"{exercises_dir / 'solutions'} is missing: a bundle is built from the instructor's copy "
+            "of the course (the repository), which has the solutions to leave out."
+        )
     out = check_out_dir(out, root)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -189,9 +270,11 @@ def build_bundle(out: Path | str, course_root: Path = ROOT, echo=print) -> Bundl
         raise
     bundle.path = out
     if echo:
-        echo(f"Wrote a learner bundle to {out}: {len(bundle.notebooks)} notebooks, {len(bundle.exercises)} exercises "
-             f"(with fresh copies in exercises/{PRISTINE_DIR}/ for `exercises reset`), course_lib, docs; "
-             f"{bundle.files} files, no solutions, no speaker notes ({bundle.speaker_notes_removed} cells left out).")
+        echo(
+            f"Wrote a learner bundle to {out}: {len(bundle.notebooks)} notebooks, {len(bundle.exercises)} exercises "
+            f"(with fresh copies in exercises/{PRISTINE_DIR}/ for `exercises reset`), course_lib, docs; "
+            f"{bundle.files} files, no solutions, no speaker notes ({bundle.speaker_notes_removed} cells left out)."
+        )
         echo(f"Learners: cd {out} && pip install -r requirements.txt -e . && jupyter lab")
     return bundle
 
@@ -205,6 +288,7 @@ def _fill(staging: Path, root: Path, exercises_dir: Path, generate, exercises, p
         if (root / folder).is_dir():
             extra = LEFT_OUT_DOCS if folder == "docs" else ()
             shutil.copytree(root / folder, staging / folder, ignore=_ignore(extra))
+    (staging / "README.md").write_text(bundle_readme(), encoding="utf-8")
     bundle.notebooks = sorted(p.name for p in (staging / "notebooks").glob("*.ipynb"))
     for name in bundle.notebooks:
         bundle.speaker_notes_removed += remove_speaker_notes(staging / "notebooks" / name)
@@ -228,6 +312,73 @@ def _fill(staging: Path, root: Path, exercises_dir: Path, generate, exercises, p
     )
     bundle.files = sum(1 for p in staging.rglob("*") if p.is_file())
     return bundle
+
+
+def bundle_readme() -> str:
+    """The README of the learners' copy: how to start, the lessons and their exercises, where to get help.
+
+    Written for the bundle (the repository's README describes the test suite, the benchmarks and the solutions,
+    none of which the bundle has); ``tests/test_bundle_readme.py`` checks that every link leads to a file in it.
+    """
+    from ..syllabus import COURSE
+
+    rows = []
+    for row in COURSE:
+        exercise = f"[{row.exercise}](exercises/{row.exercise}.ipynb)" if row.exercise else "–"
+        rows.append(f"| {row.number} | [{row.title}](notebooks/{row.file}) | {exercise} |")
+    table = "\n".join(["| # | Lesson | Exercise |", "|---|--------|----------|", *rows])
+    return f"""# Transformers, hands-on: your copy of the course
+
+This folder is the learners' copy of a short course that teaches how Transformers work by building every part
+yourself. The lessons are Jupyter notebooks in `notebooks/`, stored with their outputs so you can read them before
+running anything; the exercises in `exercises/` let you write each idea yourself, and a check cell under your code
+names the mistake if it differs. Everything runs offline on a laptop CPU, each notebook in seconds.
+
+## Start
+
+On Linux or macOS with Python 3.10+ and `make`:
+
+```bash
+make lab    # creates .venv, installs the course (the CPU build of torch on Linux), opens JupyterLab
+```
+
+Without `make` (Windows, conda, or by hand):
+
+```bash
+python -m venv .venv                                   # or: conda create -n transformers-course python=3.11
+.venv/bin/python course_lib/tools/install_torch.py     # picks the torch build for this machine (Windows: .venv\\Scripts\\python)
+.venv/bin/pip install -r requirements.txt -e .
+.venv/bin/python -m course_lib doctor                  # checks that everything is in place
+.venv/bin/jupyter lab --ServerApp.ip=127.0.0.1
+```
+
+Open the URL JupyterLab prints (it contains a `?token=`), start with
+[notebooks/01_why_rnns_struggle.ipynb](notebooks/01_why_rnns_struggle.ipynb) and run the cells top to bottom.
+
+## The lessons and their exercises
+
+{table}
+
+Each lesson ends with a self-check quiz (run its cell to answer it; the answers are folded away until then) and
+points to its exercise. How the exercises work is in [docs/exercises.md](docs/exercises.md):
+
+```bash
+python -m course_lib exercises list        # the exercises
+python -m course_lib exercises progress    # run your exercise notebooks headless: which checks pass
+python -m course_lib exercises reset ex02  # start one over (your version is backed up first)
+```
+
+## Getting help
+
+`python -m course_lib doctor` prints every package the course needs with **OK** or **FAIL** and says what to do.
+A FAIL usually means JupyterLab runs a different Python than the one you installed into: activate `.venv` and check
+again. Ask your instructor for anything else.
+
+## Licence
+
+The code is under the MIT licence ([LICENSE](LICENSE)); the text and figures under CC BY 4.0
+([LICENSE-content](LICENSE-content)). To cite the course, see [CITATION.cff](CITATION.cff).
+"""
 
 
 def remove_speaker_notes(path: Path) -> int:

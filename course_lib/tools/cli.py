@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "course_lib.tools.progress",
     "course_lib.tools.misconceptions",
     "course_lib.tools.hub",
+    "course_lib.tools.site",
 ]
 
 

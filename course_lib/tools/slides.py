@@ -12,8 +12,8 @@ slides are never a second copy of the content:
 - markdown starting with ``**What to notice``: ``fragment``;
 - markdown right after a figure (a code cell with an image output): ``fragment``, it comments on the figure;
 - markdown right after another code cell: ``subslide``, the next step gets a fresh slide;
-- the setup cell (the first code cell, before the first ``## `` section, starting with an import) and any code cell
-  of imports only: ``skip``; so is a helper-only code cell (no output, nothing but ``def``s);
+- the setup cell (the first code cell after the Colab cell, before the first ``## `` section, starting with an
+  import) and any code cell of imports only: ``skip``; so is a helper-only code cell (no output, only ``def``s);
 - a figure cell right after another code cell: ``subslide``;
 - anything else: ``-`` (it continues the current slide).
 
@@ -42,7 +42,14 @@ from .._validate import CommandError
 from ..syllabus import COURSE
 
 SLIDE_TYPES = ("slide", "subslide", "fragment", "-", "skip", "notes")
-TAG_TYPES = {"slide": "slide", "subslide": "subslide", "fragment": "fragment", "continue": "-", "skip": "skip", "notes": "notes"}
+TAG_TYPES = {
+    "slide": "slide",
+    "subslide": "subslide",
+    "fragment": "fragment",
+    "continue": "-",
+    "skip": "skip",
+    "notes": "notes",
+}
 NOTES_MARKER = re.compile(r"^\*\*Speaker notes[.:]?\*\*")
 NOTICE_MARKER = "**What to notice"
 SPLIT_HEADING = re.compile(r"^#{2,3} ")
@@ -150,7 +157,7 @@ def slide_types(notebook) -> list[str]:
             kind = _markdown_type(cell, previous)
         elif cell.cell_type == "code":
             kind = _code_type(cell, previous, before_first_section, first_code)
-            first_code = False
+            first_code = first_code and "colab" in _tags(cell)  # the Colab setup cell comes before the setup cell
         else:  # raw cells never show
             kind = "skip"
         kind = override or kind
@@ -224,8 +231,9 @@ def annotate(path: Path | str, check: bool = False) -> bool:
 
     path = Path(path)
     if not path.is_file():
-        raise SlidesError(f"{path} does not exist (or is not a file). "
-                          "Pass a notebook, e.g. notebooks/01_why_rnns_struggle.ipynb.")
+        raise SlidesError(
+            f"{path} does not exist (or is not a file). Pass a notebook, e.g. notebooks/01_why_rnns_struggle.ipynb."
+        )
     if path.suffix != ".ipynb":
         raise SlidesError(f"{path} is not a notebook (.ipynb).")
     try:
@@ -328,8 +336,10 @@ def _resolve_notebook(name: str | Path) -> Path:
             raise SlidesError(f"{path} is not a notebook (.ipynb).")
         return path
     if path.suffix == ".ipynb" or len(path.parts) > 1:
-        raise SlidesError(f"{path} does not exist (or is not a file). "
-                          "Pass a notebook, e.g. notebooks/02_attention_qkv.ipynb, or its number, 02.")
+        raise SlidesError(
+            f"{path} does not exist (or is not a file). "
+            "Pass a notebook, e.g. notebooks/02_attention_qkv.ipynb, or its number, 02."
+        )
     text = str(name)
     matches = [p for p in course_notebooks() if text in (p.stem, p.name) or p.name.startswith(f"{text.zfill(2)}_")]
     if len(matches) == 1:
@@ -338,7 +348,9 @@ def _resolve_notebook(name: str | Path) -> Path:
     raise SlidesError(f"There is no notebook {text!r}. Pass a path, or one of (also as 01, 02, ...):\n{names}")
 
 
-def export_decks(notebooks: list[str | Path] | None = None, out_dir: Path | str | None = None, echo=print) -> list[Deck]:
+def export_decks(
+    notebooks: list[str | Path] | None = None, out_dir: Path | str | None = None, echo=print
+) -> list[Deck]:
     """Write one reveal.js deck per notebook into ``out_dir`` (default: ``slides/``); nothing is fetched at run time."""
     import nbformat
 
@@ -348,8 +360,10 @@ def export_decks(notebooks: list[str | Path] | None = None, out_dir: Path | str 
     out_dir = _check_out_dir(Path(out_dir) if out_dir else default_out_dir())
     with_math = _copy_static(out_dir)
     if not with_math and echo:
-        echo("Note: jupyter-server-mathjax is not installed, so formulas show as LaTeX source "
-             "(pip install -r requirements.txt brings it).")
+        echo(
+            "Note: jupyter-server-mathjax is not installed, so formulas show as LaTeX source "
+            "(pip install -r requirements.txt brings it)."
+        )
     exporter = _exporter(with_math)
     decks = []
     for path in paths:
@@ -363,7 +377,10 @@ def export_decks(notebooks: list[str | Path] | None = None, out_dir: Path | str 
         body, _ = exporter.from_notebook_node(notebook, resources={"metadata": {"name": path.stem}})
         target = out_dir / f"{path.stem}.slides.html"
         target.write_text(body, encoding="utf-8")
-        count = sum(kind in ("slide", "subslide") for kind in (c.metadata.get("slideshow", {}).get("slide_type") for c in notebook.cells))
+        count = sum(
+            kind in ("slide", "subslide")
+            for kind in (c.metadata.get("slideshow", {}).get("slide_type") for c in notebook.cells)
+        )
         decks.append(Deck(path, target, count, time.perf_counter() - start))
         if echo:
             echo(f"  {target}  ({count} slides, {decks[-1].seconds:.1f} s)")
@@ -387,8 +404,8 @@ def _write_index(out_dir: Path, decks: list[Deck]) -> None:
     )
     index.write_text(
         f"<!DOCTYPE html>\n{INDEX_MARK}\n"
-        "<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Course slides</title></head>\n"
-        "<body style=\"font-family: sans-serif; max-width: 40em; margin: 2em auto\">\n<h1>Course slides</h1>\n"
+        '<html lang="en"><head><meta charset="utf-8"><title>Course slides</title></head>\n'
+        '<body style="font-family: sans-serif; max-width: 40em; margin: 2em auto">\n<h1>Course slides</h1>\n'
         "<p>Open a deck; arrow keys move, <kbd>S</kbd> opens the speaker notes, <kbd>Esc</kbd> shows the overview. "
         "Everything is local: keep the <code>_static/</code> folder next to the decks.</p>\n"
         f"<ul>\n{items}\n</ul>\n</body></html>\n",
@@ -413,8 +430,12 @@ def register(subparsers) -> None:
         description="Write NOTEBOOK.slides.html for each notebook into --out, with reveal.js and MathJax copied into "
         "--out/_static/ (nothing is downloaded). Open the decks in any browser; keep _static/ next to them.",
     )
-    export.add_argument("notebooks", nargs="*", help="notebooks to export: paths or numbers like 02 (default: all of notebooks/)")
-    export.add_argument("--out", type=Path, default=None, help="folder for the decks (default: slides/ in the course folder)")
+    export.add_argument(
+        "notebooks", nargs="*", help="notebooks to export: paths or numbers like 02 (default: all of notebooks/)"
+    )
+    export.add_argument(
+        "--out", type=Path, default=None, help="folder for the decks (default: slides/ in the course folder)"
+    )
     export.set_defaults(handler=_export)
 
     annotate = actions.add_parser(
@@ -434,8 +455,10 @@ def _export(args) -> int:
     start = time.perf_counter()
     decks = export_decks(args.notebooks or None, args.out)
     folder = decks[0].path.parent
-    print(f"Wrote {len(decks)} deck(s) to {folder} in {time.perf_counter() - start:.1f} s. "
-          f"Open {folder / 'index.html'} in a browser (S: speaker notes, Esc: overview).")
+    print(
+        f"Wrote {len(decks)} deck(s) to {folder} in {time.perf_counter() - start:.1f} s. "
+        f"Open {folder / 'index.html'} in a browser (S: speaker notes, Esc: overview)."
+    )
     return 0
 
 

@@ -1,0 +1,66 @@
+"""A quiz answered with the keyboard alone, in real JupyterLab in headless Chromium.
+
+Part 1 of the knowledge check (notebooks/07_knowledge_check.ipynb, a temporary copy) has a numeric question and a
+single-choice one. After Run All, the test puts the focus on the quiz (as a screen reader's "next region" would)
+and from there uses only Tab, Space, Enter and the digits of the number: Tab to the number box, type it, Tab to
+"Check", Enter; Tab to the right option, Space ticks it, Tab to "Check", Enter. Both must say "Correct" and the score
+must read 2 / 2. A screenshot goes to test-output/.
+"""
+
+import pytest
+
+from course_lib.quiz import load_bank
+
+NOTEBOOK = "notebooks/07_knowledge_check.ipynb"
+pytestmark = pytest.mark.browser
+MAX_TABS = 12
+
+
+def focused(page, selector: str) -> bool:
+    return page.evaluate("s => !!(document.activeElement && document.activeElement.closest(s))", selector)
+
+
+def tab_to(page, selector: str) -> int:
+    """Press Tab until the focus is inside ``selector``; the number of presses (fails after MAX_TABS)."""
+    for presses in range(1, MAX_TABS + 1):
+        page.keyboard.press("Tab")
+        if focused(page, selector):
+            return presses
+    active = page.evaluate("() => document.activeElement && document.activeElement.outerHTML.slice(0, 200)")
+    raise AssertionError(f"{MAX_TABS} Tabs did not reach {selector}; the focus is on {active}")
+
+
+def test_a_quiz_answered_with_the_keyboard_alone(open_notebook):
+    from playwright.sync_api import expect
+
+    quiz = load_bank("final")
+    numeric, single = quiz.question("final-rnn-memory"), quiz.question("final-rnn-gradient-meaning")
+    nb = open_notebook(NOTEBOOK)
+    page, notebook = nb.page, nb.notebook
+    nb.run_all()
+    expect(notebook.locator(".course-quiz")).to_have_count(4)
+    part = notebook.locator(".course-quiz").first
+    number_box, choice_box = part.locator(f".quiz-q-{numeric.id}"), part.locator(f".quiz-q-{single.id}")
+
+    # the starting point: the focus on the quiz itself (no click on any control)
+    part.evaluate("element => { element.tabIndex = -1; element.focus(); }")
+    assert focused(page, ".course-quiz")
+
+    tab_to(page, f".quiz-q-{numeric.id} .quiz-number")
+    page.keyboard.type(f"{numeric.answer:g}")
+    tab_to(page, f".quiz-q-{numeric.id} .quiz-check")
+    page.keyboard.press("Enter")
+    expect(number_box.locator(".quiz-feedback")).to_contain_text("Correct")
+
+    right = "abcd"[single.correct_indices[0]]
+    tab_to(page, f".quiz-q-{single.id} .quiz-option-{right}")
+    page.keyboard.press("Space")
+    expect(choice_box.locator(f".quiz-option-{right} input")).to_be_checked()
+    tab_to(page, f".quiz-q-{single.id} .quiz-check")
+    page.keyboard.press("Enter")
+    expect(choice_box.locator(".quiz-feedback")).to_contain_text("Correct")
+
+    expect(part.locator(".quiz-score")).to_contain_text("2 / 2 solved")
+    assert nb.error_outputs() == [] and nb.widget_errors() == []
+    part.scroll_into_view_if_needed()
+    nb.screenshot("quiz_keyboard", full_page=False)
