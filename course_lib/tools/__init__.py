@@ -5,7 +5,8 @@
 - ``quiz``             ``quiz check | show | stats``: validate and print the question banks
 - ``exercises``        ``exercises list | reset | progress | build | grade``, backed by
   ``exercise_files`` (names, folders, reset with backups, progress), ``exercise_build`` (learner notebooks from the
-  solutions), ``notebook_runner`` (run notebooks headless) and ``grading`` (a class's score table)
+  solutions), ``notebook_runner`` (run a learner's notebooks headless for ``progress``) and ``grading`` (a class's
+  score tables: each submission runs in ``sandbox`` through ``grade_worker``, the verdict is computed outside)
 - ``slides``           ``slides export | annotate``: offline reveal.js decks from the notebooks (assets in ``slides_assets/``)
 - ``bundle``           ``bundle``: a learner-only copy of the course
 - ``progress``         ``progress`` and ``record show | reset | delete``: a learner's learning record (``course_lib.record``)

@@ -240,7 +240,7 @@ def _progress_row(run: NotebookRun) -> ProgressRow:
 
 
 _ICON = {"passes": "✅", "in progress": "🔧", "not started": "⏳", "error": "❌", "timeout": "⌛", "missing": "❔"}
-_CHECK_ICON = {"passed": "✅", "failed": "❌", "error": "❌", "not_implemented": "⏳", "missing": "❔"}
+_CHECK_ICON = {"passed": "✅", "failed": "❌", "error": "❌", "not_implemented": "⏳", "missing": "❔", "timeout": "⌛"}
 
 
 def format_progress(rows: list[ProgressRow]) -> str:
