@@ -202,3 +202,13 @@ def test_one_machine_and_kubernetes_use_the_same_numbers(tmp_path, monkeypatch):
     assert config.Spawner.mem_limit == values["singleuser"]["memory"]["limit"]
     assert config.Spawner.cpu_limit == values["singleuser"]["cpu"]["limit"]
     assert values["singleuser"]["extraEnv"]["OMP_NUM_THREADS"] == config.Spawner.environment["OMP_NUM_THREADS"]
+
+
+def test_one_machine_config_reads_the_learner_list_and_admins(tmp_path, monkeypatch):
+    learners = tmp_path / "learners.txt"
+    learners.write_text("alice\n\n  bob  \n")
+    config = load_config(tmp_path, monkeypatch, COURSE_HUB_LEARNERS=str(learners), COURSE_HUB_ADMINS="instructor,ta")
+    assert config.Authenticator.allowed_users == {"alice", "bob"}
+    assert config.Authenticator.admin_users == {"instructor", "ta"}
+    default = load_config(tmp_path, monkeypatch, COURSE_HUB_LEARNERS="", COURSE_HUB_ADMINS="")
+    assert "allowed_users" not in default.Authenticator and default.Authenticator.allow_existing_users is True
