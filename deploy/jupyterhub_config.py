@@ -51,7 +51,7 @@ admins = {name for name in setting("COURSE_HUB_ADMINS", "").split(",") if name}
 if admins:
     c.Authenticator.admin_users = admins
 learners_file = setting("COURSE_HUB_LEARNERS", "")
-if learners_file:  # one user name a line; without a list, any local account may log in
+if learners_file:  # one user name a line; without a list, only the learners added on the admin page or REST API
     c.Authenticator.allowed_users = {
         line.strip() for line in Path(learners_file).read_text().splitlines() if line.strip()
     }

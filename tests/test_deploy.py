@@ -6,8 +6,8 @@
   the key list in deploy/z2jh/chart-keys.yaml, which was read off the chart's values.schema.yaml; with
   ``Z2JH_CHART=<folder with the chart's values.yaml and values.schema.yaml>`` the values are also merged into the
   chart's defaults and validated against the full schema, as helm does.
-- deploy/z2jh/Dockerfile is well formed, copies only files that exist, installs CPU torch at the pinned version and
-  culls kernels like the one-machine hub.
+- deploy/z2jh/Dockerfile is well formed, copies only files that exist, installs CPU torch at the pinned version (with
+  the install script `make install` uses) and culls kernels like the one-machine hub.
 - The numbers agree: limits and culling times are the same in the one-machine hub and on Kubernetes.
 """
 
@@ -183,9 +183,9 @@ def test_dockerfile_is_well_formed_and_installs_the_course():
         if keyword in ("ENTRYPOINT", "CMD"):
             json.loads(rest)  # exec form
     runs = " ".join(rest for keyword, rest in instructions if keyword == "RUN")
-    assert '--index-url "${TORCH_INDEX_URL}"' in runs and "^torch==" in runs, (
-        "torch must come from the CPU index, pinned"
-    )
+    # torch: the CPU build, chosen by the script `make install` runs, at the pin it reads from requirements.txt
+    assert "python /opt/course/course_lib/tools/install_torch.py --torch cpu" in runs
+    assert runs.index("install_torch.py") < runs.index("-r /opt/course/deploy/requirements.txt")
     assert re.search(r"^torch==", (ROOT / "requirements.txt").read_text(), re.M)
     assert "-r /opt/course/deploy/requirements.txt" in runs and "pip install --no-deps /opt/course" in runs
     assert dict(instructions)["CMD"] == '["jupyterhub-singleuser"]'
@@ -202,3 +202,13 @@ def test_one_machine_and_kubernetes_use_the_same_numbers(tmp_path, monkeypatch):
     assert config.Spawner.mem_limit == values["singleuser"]["memory"]["limit"]
     assert config.Spawner.cpu_limit == values["singleuser"]["cpu"]["limit"]
     assert values["singleuser"]["extraEnv"]["OMP_NUM_THREADS"] == config.Spawner.environment["OMP_NUM_THREADS"]
+
+
+def test_one_machine_config_reads_the_learner_list_and_admins(tmp_path, monkeypatch):
+    learners = tmp_path / "learners.txt"
+    learners.write_text("alice\n\n  bob  \n")
+    config = load_config(tmp_path, monkeypatch, COURSE_HUB_LEARNERS=str(learners), COURSE_HUB_ADMINS="instructor,ta")
+    assert config.Authenticator.allowed_users == {"alice", "bob"}
+    assert config.Authenticator.admin_users == {"instructor", "ta"}
+    default = load_config(tmp_path, monkeypatch, COURSE_HUB_LEARNERS="", COURSE_HUB_ADMINS="")
+    assert "allowed_users" not in default.Authenticator and default.Authenticator.allow_existing_users is True
