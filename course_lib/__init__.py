@@ -18,7 +18,7 @@ from .attention import causal_mask, padding_mask, scaled_dot_product_attention, 
 from .blocks import FeedForward, LayerNorm, Residual, TransformerEncoder, TransformerEncoderBlock
 from .multihead import MultiHeadAttention, merge_heads, split_heads
 from .positions import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding
-from .recurrent import VanillaRNN, input_gradient_norms
+from .recurrent import VanillaRNN, input_gradient_norms, input_gradients
 from .reproducibility import get_device, set_seed
 
 __version__ = "0.1.0"
@@ -41,6 +41,7 @@ __all__ = [
     "TransformerEncoder",
     "VanillaRNN",
     "input_gradient_norms",
+    "input_gradients",
     "set_seed",
     "get_device",
 ]

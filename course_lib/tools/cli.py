@@ -17,6 +17,7 @@ COMMAND_MODULES = [
     "course_lib.tools.quiz",
     "course_lib.tools.slides",
     "course_lib.tools.bundle",
+    "course_lib.tools.evidence",
 ]
 
 
