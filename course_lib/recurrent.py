@@ -9,7 +9,7 @@ everything the network knows about the past must fit in the one vector ``h_t``.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -54,7 +54,7 @@ class VanillaRNN(nn.Module):
         return torch.stack(hidden_states, dim=1), h
 
     @torch.no_grad()
-    def load_from_torch(self, rnn: nn.RNN) -> "VanillaRNN":
+    def load_from_torch(self, rnn: nn.RNN) -> VanillaRNN:
         """Copy the weights of a one-layer, unidirectional, tanh ``torch.nn.RNN``."""
         if rnn.num_layers != 1 or rnn.bidirectional or rnn.nonlinearity != "tanh" or not rnn.bias:
             raise CourseInputError("only a one-layer, one-direction tanh nn.RNN with biases can be copied")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -25,7 +25,11 @@ def _batch_mask(batch: Batch) -> torch.Tensor | None:
         return None
     mask = batch[2]
     if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
-        what = f"a {mask.dtype} tensor of shape {tuple(mask.shape)}" if isinstance(mask, torch.Tensor) else type(mask).__name__
+        what = (
+            f"a {mask.dtype} tensor of shape {tuple(mask.shape)}"
+            if isinstance(mask, torch.Tensor)
+            else type(mask).__name__
+        )
         raise CourseInputError(
             f"a batch must be (tokens, targets) or (tokens, targets, mask, ...) with a boolean mask, but its third "
             f"item is {what}. If it came from a task called with return_positions=True, "
@@ -113,7 +117,9 @@ def evaluate_accuracy(model: nn.Module, batch: Batch, chunk: int = 500) -> float
     mask = _batch_mask(batch)
     correct = 0
     for i in range(0, len(targets), chunk):
-        part = (tokens[i : i + chunk], targets[i : i + chunk]) + (() if mask is None else (mask[i : i + chunk] if mask.dim() > 2 else mask,))
+        part = (tokens[i : i + chunk], targets[i : i + chunk]) + (
+            () if mask is None else (mask[i : i + chunk] if mask.dim() > 2 else mask,)
+        )
         logits, part_targets = _forward(model, part, device)
         correct += (logits.argmax(dim=-1) == part_targets).sum().item()
     return correct / len(targets)

@@ -27,7 +27,9 @@ def register(subparsers) -> None:
     )
     parser.add_argument("name", nargs="?", help="the sweep to run (see --list)")
     parser.add_argument("--list", action="store_true", help="list every sweep with its notebook and rough run time")
-    parser.add_argument("--seeds", type=int, default=None, help="how many seeds to run: 0, 1, ..., N-1 (default: the sweep's own)")
+    parser.add_argument(
+        "--seeds", type=int, default=None, help="how many seeds to run: 0, 1, ..., N-1 (default: the sweep's own)"
+    )
     parser.add_argument(
         "--set",
         action="append",
@@ -39,7 +41,6 @@ def register(subparsers) -> None:
 
 
 def _run(args) -> int:
-    from . import sweeps
 
     if args.list:
         if args.name:
@@ -57,7 +58,11 @@ def _run(args) -> int:
     settings = _settings(function, args.set)
     shown = ", ".join(f"{key}={value!r}" for key, value in settings.items())
     print(f"# {sweep.name} (notebook {sweep.notebook}): {sweep.shows}")
-    print(f"# seeds 0–{seeds - 1}" + (f"; settings changed: {shown}" if shown else "") + f"; takes {_minutes(sweep, seeds)}")
+    print(
+        f"# seeds 0–{seeds - 1}"
+        + (f"; settings changed: {shown}" if shown else "")
+        + f"; takes {_minutes(sweep, seeds)}"
+    )
     print()
     from ..reproducibility import set_seed
 
@@ -98,7 +103,9 @@ def _find(name: str):
 
 def _describe(sweep) -> str:
     function = sweep.load()
-    lines = [f"{sweep.name} (notebook {sweep.notebook}, {sweep.seeds} seeds, {_minutes(sweep, sweep.seeds)}): {sweep.shows}"]
+    lines = [
+        f"{sweep.name} (notebook {sweep.notebook}, {sweep.seeds} seeds, {_minutes(sweep, sweep.seeds)}): {sweep.shows}"
+    ]
     lines.append("settings (change with --set SETTING=VALUE):")
     for name, parameter in inspect.signature(function).parameters.items():
         if parameter.kind is inspect.Parameter.KEYWORD_ONLY:

@@ -41,7 +41,14 @@ def sqrt_dk_training(seeds, *, d_models: tuple = (256, 64), steps: int = 200, nu
     make_batch = lambda batch_size, generator: key_value_recall(batch_size, num_items, generator)  # noqa: E731
     table = Table(
         f"One head on recall with N = {num_items}, {steps} steps of Adam (lr 1e-3, batch 32)",
-        ["seed", "d_k", "scaled: start max weight", "unscaled: start max weight", "scaled accuracy", "unscaled accuracy"],
+        [
+            "seed",
+            "d_k",
+            "scaled: start max weight",
+            "unscaled: start max weight",
+            "scaled accuracy",
+            "unscaled accuracy",
+        ],
     )
     results: dict[int, dict[str, list[float]]] = {d: {"scaled": [], "unscaled": []} for d in d_models}
     for d_model in d_models:
@@ -69,11 +76,12 @@ def sqrt_dk_training(seeds, *, d_models: tuple = (256, 64), steps: int = 200, nu
 
 def saturation(d_ks=(4, 16, 64, 256, 1024), num_queries: int = 1000, num_keys: int = 32) -> dict:
     """Notebook 02's measurement, for the current random state: per d_k and scaling, the share of saturated rows,
-    the median ‖J‖_F of the softmax, and the gradient that reaches the queries (RMS per dimension).
+    the median ‖J‖_F of the softmax, and the gradient that reaches each query, ‖∂L/∂q‖ (mean and median over rows).
 
     The loss is L = Σ_rows p · u with a random u per row: a stand-in for whatever the layers above send back.
     """
-    out = {"unscaled": {"saturated": [], "jacobian": [], "query_grad": []}, "scaled": {"saturated": [], "jacobian": [], "query_grad": []}}
+    keys = ("saturated", "jacobian", "query_mean", "query_median")
+    out = {name: {key: [] for key in keys} for name in ("unscaled", "scaled")}
     for d_k in d_ks:
         q = torch.randn(num_queries, d_k, dtype=torch.float64)
         k = torch.randn(num_keys, d_k, dtype=torch.float64)
@@ -83,28 +91,48 @@ def saturation(d_ks=(4, 16, 64, 256, 1024), num_queries: int = 1000, num_keys: i
             p = softmax(queries @ k.T / divisor)
             J = torch.diag_embed(p) - p[:, :, None] * p[:, None, :]
             (grad,) = torch.autograd.grad((p * u).sum(), queries)
+            per_row = grad.norm(dim=-1)  # (num_queries,): ‖∂L/∂q‖ for each query
             out[name]["saturated"].append((p.amax(dim=-1) > 0.99).double().mean().item())
             out[name]["jacobian"].append(torch.linalg.matrix_norm(J.detach()).median().item())
-            out[name]["query_grad"].append(grad.pow(2).mean().sqrt().item())
+            out[name]["query_mean"].append(per_row.mean().item())
+            out[name]["query_median"].append(per_row.median().item())
     return out
 
 
 def softmax_saturation(seeds, *, d_ks: tuple = (4, 16, 64, 256, 1024)) -> Table:
     """Section 3: saturation, the softmax's gradient and the query gradient, for fresh random q and k per seed."""
     table = Table(
-        "Unscaled scores q·k: saturated rows, median ‖∂p/∂s‖, RMS gradient reaching q (scaled in brackets)",
-        ["seed", "d_k", "saturated", "median ‖J‖", "query gradient", "(scaled) median ‖J‖", "(scaled) query gradient"],
+        "Unscaled scores q·k: saturated rows, median ‖∂p/∂s‖, gradient reaching the queries ‖∂L/∂q‖",
+        [
+            "seed",
+            "d_k",
+            "saturated",
+            "median ‖J‖",
+            "mean ‖∂L/∂q‖",
+            "median ‖∂L/∂q‖",
+            "scaled: median ‖J‖",
+            "scaled: mean ‖∂L/∂q‖",
+        ],
     )
     for seed in seeds:
         torch.manual_seed(seed)
         result = saturation(d_ks)
         u, s = result["unscaled"], result["scaled"]
         for i, d_k in enumerate(d_ks):
-            table.add(seed, d_k, u["saturated"][i], f"{u['jacobian'][i]:.1e}", f"{u['query_grad'][i]:.2f}",
-                      f"{s['jacobian'][i]:.2f}", f"{s['query_grad'][i]:.2f}")
+            table.add(
+                seed,
+                d_k,
+                u["saturated"][i],
+                f"{u['jacobian'][i]:.1e}",
+                f"{u['query_mean'][i]:.2f}",
+                f"{u['query_median'][i]:.1e}",
+                f"{s['jacobian'][i]:.2f}",
+                f"{s['query_mean'][i]:.2f}",
+            )
         progress(f"seed {seed}: saturated at d_k={d_ks[-1]}: {u['saturated'][-1]:.3f}")
     table.notes.append(
-        "Unscaled, the share of saturated rows grows and the median ‖J‖ collapses with d_k, while the RMS gradient "
-        "reaching the queries does not shrink: the few rows that stay unsaturated get larger gradients."
+        "Unscaled, the share of saturated rows grows and the median ‖J‖ collapses with d_k. The gradient reaching the "
+        "queries, averaged over all rows, does not shrink (the few rows that stay unsaturated get larger gradients), "
+        "but for the typical (median) row it collapses too. Scaled, nothing depends on d_k."
     )
     return table

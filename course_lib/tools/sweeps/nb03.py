@@ -10,12 +10,20 @@ from ...tasks import agreement
 from .common import Table, count, progress, span, train_quietly
 
 
-def make_model(num_heads: int, target: str, seed: int, token_std: float | None = 0.02) -> TransformerClassifier:
-    """Notebook 03's model: one block, d_model 32, learned positions, read out at [V]; token vectors at std 0.02."""
+def make_model(
+    num_heads: int, target: str, seed: int, token_std: float | None = 0.02, d_model: int = 32, d_ff: int = 64
+) -> TransformerClassifier:
+    """Notebook 03's model: one block, learned positions, read out at [V]; token vectors at std 0.02."""
     torch.manual_seed(seed)
     model = TransformerClassifier(
-        agreement.VOCAB_SIZE, agreement.NUM_CLASSES[target], d_model=32, num_heads=num_heads, d_ff=64,
-        max_len=agreement.MAX_LEN, positions="learned", readout="last",
+        agreement.VOCAB_SIZE,
+        agreement.NUM_CLASSES[target],
+        d_model=d_model,
+        num_heads=num_heads,
+        d_ff=d_ff,
+        max_len=agreement.MAX_LEN,
+        positions="learned",
+        readout="last",
     )
     if token_std is not None:
         nn.init.normal_(model.embedding.weight, std=token_std)
@@ -47,26 +55,38 @@ def split(result: dict, threshold: float = 0.7) -> tuple[bool, float, float]:
     return best_subject >= threshold and best_clause >= threshold, best_subject, best_clause
 
 
-def head_split(seeds, *, num_heads: int = 4, steps: int = 600, token_std: float = 0.02, default_init_too: bool = True) -> Table:
+def head_split(
+    seeds,
+    *,
+    num_heads: int = 4,
+    d_model: int = 64,
+    d_ff: int = 128,
+    steps: int = 400,
+    token_std: float = 0.02,
+    default_init_too: bool = True,
+) -> Table:
     """Section 4.4: does one head take the subject and another the clause noun? With the notebook's token init
     (std 0.02) and, for comparison, with nn.Embedding's default (std 1)."""
     test = agreement.agreement_batch(2000, torch.Generator().manual_seed(2024), target="both")
     inits = [token_std] + ([None] if default_init_too else [])
     table = Table(
-        f"{num_heads} heads, both questions, {steps} steps: the best head on the subject, a different head on the clause noun",
+        f"{num_heads} heads (d_model {d_model}), both questions, {steps} steps: the best head on the subject, "
+        "a different head on the clause noun",
         ["seed", "token init", "accuracy", "subject head", "clause head (another)", "split (both ≥ 0.7)"],
     )
     splits: dict = {init: [] for init in inits}
     for init in inits:
         for seed in seeds:
-            model = make_model(num_heads, "both", seed, init)
+            model = make_model(num_heads, "both", seed, init, d_model=d_model, d_ff=d_ff)
             train_quietly(model, agreement.agreement_batches("both"), steps, seed=seed)
             result = evaluate(model, test)
             ok, subject, clause = split(result)
             label = f"std {init}" if init is not None else "default (std 1)"
             table.add(seed, label, result["accuracy"], subject, clause, ok)
             splits[init].append(ok)
-            progress(f"{label}, seed {seed}: accuracy {result['accuracy']:.3f}, subject {subject:.2f}, clause {clause:.2f}")
+            progress(
+                f"{label}, seed {seed}: accuracy {result['accuracy']:.3f}, subject {subject:.2f}, clause {clause:.2f}"
+            )
     for init in inits:
         label = f"token vectors at std {init}" if init is not None else "default token init (std 1)"
         table.notes.append(f"{label}: the heads split in {count(splits[init])} seeds")
@@ -77,12 +97,22 @@ def agreement_heads(seeds, *, steps: int = 400) -> Table:
     """Sections 4.2 and 4.3: one head on the subject question, with 'which chased' and with 'which was/were chasing'."""
     tests = {
         "past": agreement.agreement_batch(2000, torch.Generator().manual_seed(2024), target="subject"),
-        "progressive": agreement.agreement_batch(2000, torch.Generator().manual_seed(2024), target="subject", clause_verb="progressive"),
+        "progressive": agreement.agreement_batch(
+            2000, torch.Generator().manual_seed(2024), target="subject", clause_verb="progressive"
+        ),
     }
     auxiliaries = torch.tensor([agreement.WORD_TO_ID["was"], agreement.WORD_TO_ID["were"]])
     table = Table(
         f"One head, subject number only, {steps} steps",
-        ["seed", "'chased': accuracy", "attractor accuracy", "on subject", "'was chasing': accuracy", "on subject", "on was/were"],
+        [
+            "seed",
+            "'chased': accuracy",
+            "attractor accuracy",
+            "on subject",
+            "'was chasing': accuracy",
+            "on subject",
+            "on was/were",
+        ],
     )
     columns: dict[str, list[float]] = {"subject": [], "attractor": [], "shortcut aux": [], "shortcut subject": []}
     for seed in seeds:
@@ -93,8 +123,15 @@ def agreement_heads(seeds, *, steps: int = 400) -> Table:
             row[clause_verb] = evaluate(model, test)
         past, prog = row["past"], row["progressive"]
         on_aux = torch.isin(prog["strongest token"], auxiliaries).float().mean().item()
-        table.add(seed, past["accuracy"], past["attractor accuracy"], past["subject"][0].item(), prog["accuracy"],
-                  prog["subject"][0].item(), on_aux)
+        table.add(
+            seed,
+            past["accuracy"],
+            past["attractor accuracy"],
+            past["subject"][0].item(),
+            prog["accuracy"],
+            prog["subject"][0].item(),
+            on_aux,
+        )
         columns["subject"].append(past["subject"][0].item())
         columns["attractor"].append(past["attractor accuracy"])
         columns["shortcut aux"].append(on_aux)

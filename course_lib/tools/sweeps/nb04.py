@@ -15,9 +15,18 @@ VARIANTS = ("none", "sinusoidal", "learned")
 def make_model(positions: str, seed: int) -> TransformerClassifier:
     """Notebook 04's classifier: one pre-LN block, d_model 32, 2 heads, read out at [CLS]."""
     torch.manual_seed(seed)
-    return TransformerClassifier(chasing.VOCAB_SIZE, chasing.NUM_CLASSES, d_model=32, num_heads=2, d_ff=64,
-                                 num_layers=1, max_len=chasing.SEQ_LEN, positions=positions, readout="first",
-                                 norm_first=True)
+    return TransformerClassifier(
+        chasing.VOCAB_SIZE,
+        chasing.NUM_CLASSES,
+        d_model=32,
+        num_heads=2,
+        d_ff=64,
+        num_layers=1,
+        max_len=chasing.SEQ_LEN,
+        positions=positions,
+        readout="first",
+        norm_first=True,
+    )
 
 
 def positions(seeds, *, steps: int = 300) -> Table:
@@ -47,7 +56,9 @@ def positions(seeds, *, steps: int = 300) -> Table:
                 grown.append(end > 2 * start)
                 growth = f"{start:.2f} → {end:.2f}"
         table.add(seed, row["none"], on_all, row["sinusoidal"], row["learned"], growth)
-        progress(f"seed {seed}: none {row['none']:.3f}, sinusoidal {row['sinusoidal']:.3f}, learned {row['learned']:.3f}")
+        progress(
+            f"seed {seed}: none {row['none']:.3f}, sinusoidal {row['sinusoidal']:.3f}, learned {row['learned']:.3f}"
+        )
     table.notes += [
         f"no positions: {span(scores['none'])} on the 2,000 test sentences (asserted ≤ 0.56), "
         f"{span(ceiling)} on all 224 (never above 0.5: {count([c <= 0.5 for c in ceiling])})",

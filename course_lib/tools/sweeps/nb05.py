@@ -31,7 +31,7 @@ def make_model(seed: int, **wiring) -> TransformerClassifier:
     return TransformerClassifier(VOCAB_SIZE, NUM_VALUES, d_model=32, num_heads=2, d_ff=64, num_layers=6, **wiring)
 
 
-def test_set():
+def held_out():
     return key_value_recall(2000, NUM_ITEMS, torch.Generator().manual_seed(2024))
 
 
@@ -58,7 +58,9 @@ def collapse_profile(seed: int, seq_len: int = 32, d_model: int = 64, num_heads:
     x = torch.randn(1, seq_len, d_model)
     stacks = {
         "attention only": lambda: AttentionLayer(d_model, num_heads, residual=False),
-        "attention + MLP, no skip": lambda: TransformerEncoderBlock(d_model, num_heads, 4 * d_model, residual=False, layer_norm=False),
+        "attention + MLP, no skip": lambda: TransformerEncoderBlock(
+            d_model, num_heads, 4 * d_model, residual=False, layer_norm=False
+        ),
         "attention + skip": lambda: AttentionLayer(d_model, num_heads, residual=True),
         "skip + MLP + pre-LN": lambda: TransformerEncoderBlock(d_model, num_heads, 4 * d_model, norm_first=True),
     }
@@ -111,7 +113,7 @@ def qkv_gradient_ratio(model) -> float:
 
 def deep_training(seeds, *, steps: int = 150, lr: float = 3e-3) -> Table:
     """Sections 1.3 and 1.4: gradient reaching block 0 at initialisation, and test accuracy after training."""
-    test = test_set()
+    test = held_out()
     names = ["no skip, no LN", "skip, no LN", "skip + pre-LN"]
     table = Table(
         f"6 blocks, recall with N = {NUM_ITEMS}, {steps} steps at lr {lr:g}",
@@ -130,7 +132,9 @@ def deep_training(seeds, *, steps: int = 150, lr: float = 3e-3) -> Table:
                 results[name].append(accuracy)
             ratios[name].append(ratio)
             table.add(seed, name, f"{ratio:.1e}", accuracy)
-        progress(f"seed {seed}: no skip {results['no skip, no LN'][-1]:.3f}, skip + pre-LN {results['skip + pre-LN'][-1]:.3f}")
+        progress(
+            f"seed {seed}: no skip {results['no skip, no LN'][-1]:.3f}, skip + pre-LN {results['skip + pre-LN'][-1]:.3f}"
+        )
     table.notes += [
         f"gradient ratio without skips: {min(ratios['no skip, no LN']):.1e}–{max(ratios['no skip, no LN']):.1e} "
         f"(asserted < 1e-3); with skips: {span(ratios['skip, no LN'], 2)} (asserted > 0.1)",
@@ -151,10 +155,10 @@ HIGH_LR_RUNS = (
 
 def high_learning_rate(seeds, *, steps: int = 200, lr: float = 1e-2, warmup: int = 50) -> Table:
     """Section 4: the three placements of LayerNorm at a high learning rate, with and without a warm-up."""
-    test = test_set()
+    test = held_out()
     table = Table(
         f"6 blocks with skips, lr {lr:g}, {steps} steps, no clipping; warm-up = lr rising linearly over {warmup} steps",
-        ["seed", "wiring", "warm-up", "test accuracy", "final loss", "non-finite loss"],
+        ["seed", "wiring", "warm-up", "test accuracy", "final loss", "non-finite loss", "steps to loss < 0.1"],
     )
     results: dict[tuple, list[float]] = {}
     for seed in seeds:
@@ -164,7 +168,8 @@ def high_learning_rate(seeds, *, steps: int = 200, lr: float = 1e-2, warmup: int
             history = train_quietly(model, make_batch, steps, lr=lr, seed=seed, warmup=steps_up)
             accuracy = evaluate_accuracy(model, test) if not history["diverged"] else None
             final = history["loss"][-1]
-            table.add(seed, name, steps_up or "none", accuracy, f"{final:.3g}", history["diverged"])
+            reached = steps_to_reach(history["loss"])
+            table.add(seed, name, steps_up or "none", accuracy, f"{final:.3g}", history["diverged"], reached or "never")
             results.setdefault((name, steps_up), []).append(accuracy if accuracy is not None else 0.0)
         progress(f"seed {seed} done")
     for (name, steps_up), values in results.items():
@@ -203,8 +208,15 @@ def convergence_speed(seeds, *, steps: int = 300, lrs: tuple = (1e-3, 3e-3, 1e-2
         parts = []
         for name in names:
             values = [v for v in reached[lr, name] if v is not None]
-            parts.append(f"{name} " + (f"{min(values)}–{max(values)}" if values else "never") +
-                         ("" if len(values) == len(reached[lr, name]) else f" ({len(values)} of {len(reached[lr, name])} reached)"))
+            parts.append(
+                f"{name} "
+                + (f"{min(values)}–{max(values)}" if values else "never")
+                + (
+                    ""
+                    if len(values) == len(reached[lr, name])
+                    else f" ({len(values)} of {len(reached[lr, name])} reached)"
+                )
+            )
         table.notes.append(f"lr {lr:g}: " + "; ".join(parts))
     return table
 
@@ -220,7 +232,7 @@ def scale_weights(model: nn.Module, gain: float) -> nn.Module:
 
 def init_scale(seeds, *, gains: tuple = (0.3, 1.0, 3.0), steps: int = 150, lr: float = 3e-3) -> Table:
     """The outline's 'less sensitive to initialisation': start every weight matrix `gain` times its usual size."""
-    test = test_set()
+    test = held_out()
     names = ["skip, no LN", "skip + pre-LN", "skip + post-LN"]
     table = Table(
         f"6 blocks with skips, every weight matrix × gain at the start, {steps} steps at lr {lr:g}",
@@ -245,4 +257,3 @@ def init_scale(seeds, *, gains: tuple = (0.3, 1.0, 3.0), steps: int = 150, lr: f
     for gain in gains:
         table.notes.append(f"gain {gain:g}: " + "; ".join(f"{name} {span(results[gain, name])}" for name in names))
     return table
-

@@ -15,15 +15,25 @@ LENGTHS = (5, 10, 20, 50)
 
 
 def make_transformer() -> TransformerClassifier:
-    return TransformerClassifier(VOCAB_SIZE, NUM_CLASSES, d_model=64, num_heads=2, d_ff=128, num_layers=1,
-                                 max_len=128, positions="sinusoidal", readout="last", norm_first=True)
+    return TransformerClassifier(
+        VOCAB_SIZE,
+        NUM_CLASSES,
+        d_model=64,
+        num_heads=2,
+        d_ff=128,
+        num_layers=1,
+        max_len=128,
+        positions="sinusoidal",
+        readout="last",
+        norm_first=True,
+    )
 
 
 def make_lstm() -> RecurrentClassifier:
     return RecurrentClassifier(VOCAB_SIZE, NUM_CLASSES, hidden_size=64, embed_dim=64, kind="lstm")
 
 
-def test_set(L: int):
+def held_out(L: int):
     return first_token(2000, L, torch.Generator().manual_seed(10_000 + L))
 
 
@@ -37,7 +47,9 @@ def lstm_gradient_ratio(lstm: RecurrentClassifier, L: int) -> float:
     return (norms[0] / norms[-1]).item()
 
 
-def first_token_lengths(seeds, *, lengths: tuple = LENGTHS, transformer_steps: int = 100, lstm_steps: int = 300) -> Table:
+def first_token_lengths(
+    seeds, *, lengths: tuple = LENGTHS, transformer_steps: int = 100, lstm_steps: int = 300
+) -> Table:
     """Section 2.3: a fresh Transformer and LSTM per length; run seed 1000·seed + L (the notebook is seed 0)."""
     table = Table(
         f"'What was the first token?': Transformer {transformer_steps} steps, LSTM {lstm_steps} steps (lr 3e-3, batch 64)",
@@ -58,7 +70,9 @@ def first_token_lengths(seeds, *, lengths: tuple = LENGTHS, transformer_steps: i
             results.setdefault(("Transformer", L), []).append(t)
             results.setdefault(("LSTM", L), []).append(r)
             table.add(seed, L, t, r, f"{before:.1e}", f"{after:.1e}")
-            progress(f"seed {seed}, L={L}: Transformer {t:.3f}, LSTM {r:.3f}, gradient ratio {before:.1e} → {after:.1e}")
+            progress(
+                f"seed {seed}, L={L}: Transformer {t:.3f}, LSTM {r:.3f}, gradient ratio {before:.1e} → {after:.1e}"
+            )
     for L in lengths:
         lstm_values = results["LSTM", L]
         table.notes.append(
@@ -68,7 +82,9 @@ def first_token_lengths(seeds, *, lengths: tuple = LENGTHS, transformer_steps: i
     return table
 
 
-def lstm_curriculum(seeds, *, steps: int = 1000, train_lengths: tuple = (10, 20, 50, 100), test_lengths: tuple = (5, 10, 20, 50, 100)) -> Table:
+def lstm_curriculum(
+    seeds, *, steps: int = 1000, train_lengths: tuple = (10, 20, 50, 100), test_lengths: tuple = (5, 10, 20, 50, 100)
+) -> Table:
     """Section 2.3's caveat: one LSTM trained on a mix of lengths, tested at each length."""
     table = Table(
         f"One LSTM trained {steps} steps on lengths {list(train_lengths)} (a curriculum), accuracy per length",
@@ -79,7 +95,10 @@ def lstm_curriculum(seeds, *, steps: int = 1000, train_lengths: tuple = (10, 20,
         torch.manual_seed(seed)
         lstm = make_lstm()
         train_quietly(lstm, first_token_batches(list(train_lengths)), steps, lr=3e-3, seed=seed)
-        accuracy = [evaluate_accuracy(lstm, first_token(2000, L, torch.Generator().manual_seed(10_000 + L))) for L in test_lengths]
+        accuracy = [
+            evaluate_accuracy(lstm, first_token(2000, L, torch.Generator().manual_seed(10_000 + L)))
+            for L in test_lengths
+        ]
         table.add(seed, *accuracy)
         lowest.append(min(accuracy))
         progress(f"seed {seed}: " + " ".join(f"{a:.3f}" for a in accuracy))
@@ -128,13 +147,15 @@ def block_mutations(seeds, *, d_model: int = 512, num_heads: int = 8, d_ff: int 
         f"Max |block(x) − nn.TransformerEncoderLayer(x)| with the same weights (d_model {d_model}, biases, γ, β nudged)",
         ["seed", "mistake", "post-LN", "pre-LN"],
     )
-    wrong = []
+    wrong, right = [], []
     for seed in seeds:
         torch.manual_seed(seed)
         x = torch.randn(2, 10, d_model)
         layers = {}
         for norm_first in (False, True):
-            layer = nn.TransformerEncoderLayer(d_model, num_heads, d_ff, dropout=0.0, batch_first=True, norm_first=norm_first).eval()
+            layer = nn.TransformerEncoderLayer(
+                d_model, num_heads, d_ff, dropout=0.0, batch_first=True, norm_first=norm_first
+            ).eval()
             for parameter in layer.parameters():
                 if parameter.dim() == 1:
                     parameter.add_(0.1 * torch.randn_like(parameter))
@@ -142,13 +163,18 @@ def block_mutations(seeds, *, d_model: int = 512, num_heads: int = 8, d_ff: int 
         for mistake in MISTAKES:
             diffs = []
             for norm_first, layer in layers.items():
-                if (mistake == "LayerNorm after the addition" and not norm_first) or (mistake == "LayerNorm before the addition" and norm_first):
+                if (mistake == "LayerNorm after the addition" and not norm_first) or (
+                    mistake == "LayerNorm before the addition" and norm_first
+                ):
                     diffs.append(None)
                     continue
                 diffs.append((_block(layer, x, norm_first, mistake) - layer(x)).abs().max().item())
-            table.add(seed, mistake or "none (the right wiring)", *[f"{d:.1e}" if d is not None else None for d in diffs])
-            if mistake:
-                wrong += [d for d in diffs if d is not None]
+            table.add(
+                seed, mistake or "none (the right wiring)", *[f"{d:.1e}" if d is not None else None for d in diffs]
+            )
+            (wrong if mistake else right).extend(d for d in diffs if d is not None)
         progress(f"seed {seed} done")
-    table.notes.append(f"with a mistake the outputs differ by {min(wrong):.2g}–{max(wrong):.2g}; without, by float32 rounding")
+    table.notes.append(
+        f"with a mistake the outputs differ by {min(wrong):.2g}–{max(wrong):.2g}; without, by float32 rounding"
+    )
     return table
