@@ -19,7 +19,7 @@ try:
     from .blocks import FeedForward, LayerNorm, Residual, TransformerEncoder, TransformerEncoderBlock
     from .multihead import MultiHeadAttention, merge_heads, split_heads
     from .positions import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding
-    from .recurrent import VanillaRNN, input_gradient_norms
+    from .recurrent import VanillaRNN, input_gradient_norms, input_gradients
     from .reproducibility import get_device, set_seed
 except ModuleNotFoundError as _missing:  # torch or numpy is not installed: the command line (doctor) still runs
     if _missing.name not in ("torch", "numpy"):
@@ -57,6 +57,7 @@ __all__ = [
     "TransformerEncoder",
     "VanillaRNN",
     "input_gradient_norms",
+    "input_gradients",
     "set_seed",
     "get_device",
 ]

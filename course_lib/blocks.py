@@ -104,7 +104,7 @@ class Residual(nn.Module):
 class FeedForward(nn.Module):
     """Position-wise feed-forward network, the same two-layer MLP applied to every token on its own.
 
-        FFN(x) = W_2 · ReLU(W_1 x + b_1) + b_2,   W_1: d_model → d_ff, W_2: d_ff → d_model
+        FFN(x) = ReLU(x W_1 + b_1) W_2 + b_2,   x a token (row vector), W_1: (d_model, d_ff), W_2: (d_ff, d_model)
 
     forward(x): ``(batch, seq, d_model)`` → ``(batch, seq, d_model)``.
     """

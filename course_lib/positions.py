@@ -75,7 +75,7 @@ class LearnedPositionalEmbedding(nn.Module):
         self.d_model = d_model
         self.max_len = max_len
         self.embedding = nn.Embedding(max_len, d_model)
-        nn.init.normal_(self.embedding.weight, std=0.02)
+        nn.init.normal_(self.embedding.weight, std=0.02)  # a small start, as in BERT (GPT-2 starts its table at 0.01)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_input(x, self.d_model, self.max_len)

@@ -72,13 +72,10 @@ class VanillaRNN(nn.Module):
         return self
 
 
-def input_gradient_norms(model: Callable[[torch.Tensor], torch.Tensor], inputs: torch.Tensor) -> torch.Tensor:
-    """How strongly the loss at the end still depends on each input position.
+def input_gradients(model: Callable[[torch.Tensor], torch.Tensor], inputs: torch.Tensor) -> torch.Tensor:
+    """∂L/∂x for every input, with the loss L = ‖model output‖²: a tensor shaped like ``inputs`` ``(batch, seq, d_in)``.
 
-    Runs ``model`` on ``inputs`` ``(batch, seq, d_in)``, takes the loss L = ‖model output‖² (the output
-    is whatever the model reads out at the end, e.g. the last hidden state ``(batch, d_out)``),
-    and returns ‖∂L/∂x_t‖ for every position t as a ``(seq,)`` tensor (norm over batch and features).
-    Divide by the last entry to see how the signal from ``d`` steps back compares with the newest input.
+    The output is whatever the model reads out at the end, e.g. the last hidden state ``(batch, d_out)``.
     """
     check_tensor("inputs", inputs, "(batch, seq, d_in)", min_dim=3, max_dim=3)
     x = inputs.detach().clone().requires_grad_(True)
@@ -87,4 +84,21 @@ def input_gradient_norms(model: Callable[[torch.Tensor], torch.Tensor], inputs: 
         raise CourseInputError(f"model must return a tensor, got {type(output).__name__}")
     loss = output.pow(2).sum()
     (grad,) = torch.autograd.grad(loss, x)
-    return grad.pow(2).sum(dim=(0, 2)).sqrt()  # (seq,)
+    return grad
+
+
+def input_gradient_norms(model: Callable[[torch.Tensor], torch.Tensor], inputs: torch.Tensor) -> torch.Tensor:
+    """How strongly the loss at the end still depends on each input position.
+
+    Runs ``model`` on ``inputs`` ``(batch, seq, d_in)``, takes the loss L = ‖model output‖², and returns ‖∂L/∂x_t‖
+    for every position t as a ``(seq,)`` tensor (norm over batch and features). Divide by the last entry to see
+    how the signal from ``d`` steps back compares with the newest input.
+
+    The norm is computed as m · sqrt(Σ (g/m)²) with m = max |g|, which equals sqrt(Σ g²) but cannot underflow:
+    far back in an RNN the entries of g are around 1e-25, and their squares are smaller than the smallest
+    float32 number, so the plain formula would return exactly 0 for a gradient that is not 0.
+    """
+    grad = input_gradients(model, inputs)
+    scale = grad.abs().amax(dim=(0, 2))  # (seq,): the largest entry at each position
+    safe = torch.where(scale > 0, scale, torch.ones_like(scale))
+    return scale * (grad / safe[None, :, None]).pow(2).sum(dim=(0, 2)).sqrt()  # (seq,)

@@ -21,6 +21,7 @@ COMMAND_MODULES = [
     "course_lib.tools.misconceptions",
     "course_lib.tools.hub",
     "course_lib.tools.site",
+    "course_lib.tools.evidence",
 ]
 
 
