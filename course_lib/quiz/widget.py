@@ -22,7 +22,7 @@ Every widget carries stable CSS classes for tests: ``course-quiz``, ``quiz-quest
 from __future__ import annotations
 
 import html
-from typing import Iterable
+from collections.abc import Iterable
 
 import ipywidgets as widgets
 
@@ -164,7 +164,9 @@ class QuizView:
         intro = markup(quiz.intro) if quiz.intro and title is None else ""
         header = widgets.HTMLMath(f"<h4>{html.escape(self.title)}</h4>{intro}").add_class("quiz-title")
         self.score_label = widgets.HTML().add_class("quiz-score")
-        self.widget = widgets.VBox([widgets.HTML(STYLE), header, *(q.box for q in self.question_widgets), self.score_label])
+        self.widget = widgets.VBox(
+            [widgets.HTML(STYLE), header, *(q.box for q in self.question_widgets), self.score_label]
+        )
         self.widget.add_class("course-quiz").add_class(f"course-quiz-{quiz.id}")
         self._update_score()
         quiz.subscribe(lambda _quiz, _result: self._update_score())
