@@ -53,6 +53,8 @@ hub-proxy: $(HUB_PROXY)
 
 # Where npm exists, `make test` installs the proxy first (the hub test needs it; it fails in CI without it).
 test: install-dev $(if $(shell command -v npm 2>/dev/null),$(HUB_PROXY),)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(OFFLINE_RUN) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # One lint and one format for the code and the notebooks (ruff reads .ipynb natively); settings in pyproject.toml

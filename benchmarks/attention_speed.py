@@ -34,7 +34,7 @@ def time_pair(fn_a, fn_b, repeats: int, warmup: int = 5) -> tuple[float, float, 
             fn_b()
         a_samples, b_samples = [], []
         for round_number in range(repeats):
-            for which in ((0, 1) if round_number % 2 == 0 else (1, 0)):
+            for which in (0, 1) if round_number % 2 == 0 else (1, 0):
                 start = time.perf_counter()
                 (fn_a, fn_b)[which]()
                 (a_samples, b_samples)[which].append(time.perf_counter() - start)
@@ -66,7 +66,9 @@ def main(argv: list[str] | None = None) -> float:
         args.repeats,
     )
 
-    print(f"attention forward, shape {shape}, float32, {torch.get_num_threads()} CPU threads, torch {torch.__version__}")
+    print(
+        f"attention forward, shape {shape}, float32, {torch.get_num_threads()} CPU threads, torch {torch.__version__}"
+    )
     print(f"{'':24}{'course_lib':>12}{'F.sdpa':>12}{'ratio':>8}")
     print(f"{'no mask':24}{ours * 1e3:>10.2f}ms{fused * 1e3:>10.2f}ms{ratio:>7.2f}x")
     print(f"{'causal mask':24}{ours_masked * 1e3:>10.2f}ms{fused_masked * 1e3:>10.2f}ms{ratio_masked:>7.2f}x")

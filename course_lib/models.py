@@ -75,7 +75,9 @@ class TransformerClassifier(nn.Module):
             self.positions = LearnedPositionalEmbedding(max_len, d_model)
         else:
             self.positions = nn.Identity()
-        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout, norm_first, residual, layer_norm)
+        self.encoder = TransformerEncoder(
+            num_layers, d_model, num_heads, d_ff, dropout, norm_first, residual, layer_norm
+        )
         self.head = nn.Linear(d_model, num_classes)
 
     def encode(self, tokens: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -106,7 +108,9 @@ class RecurrentClassifier(nn.Module):
     Everything the model knows about the sequence must pass through one ``hidden_size`` vector.
     """
 
-    def __init__(self, vocab_size: int, num_classes: int, hidden_size: int = 64, embed_dim: int = 64, kind: str = "lstm"):
+    def __init__(
+        self, vocab_size: int, num_classes: int, hidden_size: int = 64, embed_dim: int = 64, kind: str = "lstm"
+    ):
         super().__init__()
         cells = {"rnn": nn.RNN, "lstm": nn.LSTM, "gru": nn.GRU}
         if kind not in cells:

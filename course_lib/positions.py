@@ -17,7 +17,9 @@ from torch import nn
 from ._validate import CourseInputError, check_positive_int, check_tensor, shape_str
 
 
-def sinusoidal_encoding(seq_len: int, d_model: int, base: float = 10000.0, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+def sinusoidal_encoding(
+    seq_len: int, d_model: int, base: float = 10000.0, dtype: torch.dtype = torch.float32
+) -> torch.Tensor:
     """The fixed sinusoidal position codes, ``(seq_len, d_model)``.
 
     Even feature columns hold sines, odd columns cosines; the pair ``(2i, 2i+1)`` turns at the

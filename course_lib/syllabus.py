@@ -29,8 +29,12 @@ class Notebook:
 
 
 COURSE: tuple[Notebook, ...] = (
-    Notebook("01", "01_why_rnns_struggle.ipynb", "Why RNNs struggle with long sequences", "recurrent", "ex01_rnn", "01"),
-    Notebook("02", "02_attention_qkv.ipynb", "Attention: queries, keys and values", "attention", "ex02_attention", "02"),
+    Notebook(
+        "01", "01_why_rnns_struggle.ipynb", "Why RNNs struggle with long sequences", "recurrent", "ex01_rnn", "01"
+    ),
+    Notebook(
+        "02", "02_attention_qkv.ipynb", "Attention: queries, keys and values", "attention", "ex02_attention", "02"
+    ),
     Notebook("03", "03_multi_head_attention.ipynb", "Multi-head attention", "multihead", "ex03_multi_head", "03"),
     Notebook(
         "04", "04_positional_encoding.ipynb", "Positional encoding", "positions", "ex04_positional_encoding", "04"

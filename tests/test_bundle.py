@@ -9,10 +9,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_lib.checks.registry import EXERCISES
 from course_lib.tools import bundle as bundle_module
 from course_lib.tools import cli
 from course_lib.tools import exercise_build as generate
-from course_lib.checks.registry import EXERCISES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,8 +21,9 @@ def run_course(args, cwd, timeout=120):
     """``python -m course_lib ARGS`` in ``cwd`` (so the bundle's own course_lib is the one imported there)."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("PYTHONPATH", None)
-    return subprocess.run([sys.executable, "-m", "course_lib", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "course_lib", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 @pytest.fixture(scope="module")
@@ -35,23 +36,40 @@ def learners(tmp_path_factory):
 @pytest.fixture(scope="module")
 def blocks():
     found = bundle_module.solution_blocks(ROOT / "exercises")
-    assert len(found) >= sum(len(exercise.checks) for exercise in EXERCISES.values()), "every checked function has a solution block"
+    assert len(found) >= sum(len(exercise.checks) for exercise in EXERCISES.values()), (
+        "every checked function has a solution block"
+    )
     return found
 
 
 def test_the_bundle_has_every_notebook_and_learner_exercise(learners):
     for notebook in (ROOT / "notebooks").glob("*.ipynb"):
-        ours, theirs = nbformat.read(notebook, as_version=4), nbformat.read(learners / "notebooks" / notebook.name, as_version=4)
-        notes = [cell for cell in ours.cells if cell.cell_type == "markdown" and cell.source.startswith("**Speaker notes.**")]
+        ours, theirs = (
+            nbformat.read(notebook, as_version=4),
+            nbformat.read(learners / "notebooks" / notebook.name, as_version=4),
+        )
+        notes = [
+            cell for cell in ours.cells if cell.cell_type == "markdown" and cell.source.startswith("**Speaker notes.**")
+        ]
         assert notes, f"{notebook.name}: every lesson carries speaker notes"
-        assert [cell for cell in ours.cells if cell not in notes] == theirs.cells, f"{notebook.name}: the lesson minus its speaker notes"
+        assert [cell for cell in ours.cells if cell not in notes] == theirs.cells, (
+            f"{notebook.name}: the lesson minus its speaker notes"
+        )
         assert not any("Speaker notes" in cell.source for cell in theirs.cells), notebook.name
     for name in EXERCISES:
         learner = learners / "exercises" / f"{name}.ipynb"
         assert learner.read_text(encoding="utf-8") == generate.generate_text(ROOT / "exercises", name)
         assert (learners / "exercises" / "pristine" / f"{name}.ipynb").read_bytes() == learner.read_bytes()
-    for name in ("README.md", "requirements.txt", "pyproject.toml", "course_lib/__init__.py", "course_lib/tools/cli.py",
-                 "course_lib/quiz/banks/final.yaml", "docs/exercises.md", "docs/quizzes.md"):
+    for name in (
+        "README.md",
+        "requirements.txt",
+        "pyproject.toml",
+        "course_lib/__init__.py",
+        "course_lib/tools/cli.py",
+        "course_lib/quiz/banks/final.yaml",
+        "docs/exercises.md",
+        "docs/quizzes.md",
+    ):
         assert (learners / name).is_file(), name
 
 
@@ -64,10 +82,12 @@ def test_the_bundle_contains_no_solution(learners, blocks):
     assert marked == [], f"solution markers in {marked}"
     assert bundle_module.find_solution_text(learners, blocks) == []
     # the only whole solution blocks anywhere are course_lib's own reference code, named one by one
-    everything = {(file, block.exercise, block.function)
-                  for file, block in _all_hits(learners, blocks)}
-    allowed = {(file, exercise, function)
-               for (exercise, function), files in bundle_module.ALLOWED_REFERENCE_CODE.items() for file in files}
+    everything = {(file, block.exercise, block.function) for file, block in _all_hits(learners, blocks)}
+    allowed = {
+        (file, exercise, function)
+        for (exercise, function), files in bundle_module.ALLOWED_REFERENCE_CODE.items()
+        for file in files
+    }
     assert everything <= allowed, everything - allowed
     assert "BEGIN SOLUTION" not in (learners / "INSTRUCTORS.md").read_text()
 
@@ -83,8 +103,12 @@ def _all_hits(folder, blocks):
 
 def test_the_scan_finds_solution_code_when_it_is_there(tmp_path, blocks):
     softmax = next(block for block in blocks if block.function == "softmax")
-    (tmp_path / "notes.py").write_text("def softmax(scores):\n" + "\n".join("    " + line for line in softmax.lines) + "\n")
-    (tmp_path / "copy.ipynb").write_bytes((ROOT / "exercises" / "solutions" / "ex05_layernorm_residual.ipynb").read_bytes())
+    (tmp_path / "notes.py").write_text(
+        "def softmax(scores):\n" + "\n".join("    " + line for line in softmax.lines) + "\n"
+    )
+    (tmp_path / "copy.ipynb").write_bytes(
+        (ROOT / "exercises" / "solutions" / "ex05_layernorm_residual.ipynb").read_bytes()
+    )
     hits = {(file, block.function) for file, block in bundle_module.find_solution_text(tmp_path, blocks)}
     assert ("notes.py", "softmax") in hits
     assert ("copy.ipynb", "layer_norm") in hits and ("copy.ipynb", "sublayer_connection") in hits
@@ -113,7 +137,9 @@ def test_instructor_tools_explain_that_a_bundle_has_no_solutions(learners, capsy
         assert "no solutions/ folder" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("case", ["not-empty", "a-file", "inside-the-course", "the-course-itself", "a-parent-of-the-course", "empty"])
+@pytest.mark.parametrize(
+    "case", ["not-empty", "a-file", "inside-the-course", "the-course-itself", "a-parent-of-the-course", "empty"]
+)
 def test_bad_out_is_refused_with_a_clear_message(case, tmp_path, capsys):
     if case == "not-empty":
         out = tmp_path / "taken"
@@ -150,6 +176,8 @@ def test_the_command_prints_one_message_not_a_traceback(tmp_path):
 def test_a_bundle_under_the_ignored_build_folder_is_allowed(tmp_path, monkeypatch):
     course = tmp_path / "course"
     course.mkdir()
-    assert bundle_module.check_out_dir(course / "build" / "learners", course) == (course / "build" / "learners").resolve()
+    assert (
+        bundle_module.check_out_dir(course / "build" / "learners", course) == (course / "build" / "learners").resolve()
+    )
     with pytest.raises(bundle_module.BundleError, match="inside the course folder"):
         bundle_module.check_out_dir(course / "docs" / "learners", course)

@@ -5,9 +5,9 @@ The correct implementations are taken from the solution notebooks themselves (ex
 and the notebooks cannot drift apart.
 """
 
+import contextlib
 import inspect
 import io
-import contextlib
 from pathlib import Path
 
 import numpy as np
@@ -61,7 +61,12 @@ def test_every_check_catalogues_at_least_three_mistakes():
 
 def test_every_exercise_has_its_checks_registered():
     assert list(EXERCISES) == [
-        "ex01_rnn", "ex02_attention", "ex03_multi_head", "ex04_positional_encoding", "ex05_layernorm_residual", "ex06_encoder_block",
+        "ex01_rnn",
+        "ex02_attention",
+        "ex03_multi_head",
+        "ex04_positional_encoding",
+        "ex05_layernorm_residual",
+        "ex06_encoder_block",
     ]
     assert set(CHECKS) == set(SPECS)
     for name in CHECKS:
@@ -88,7 +93,9 @@ def test_each_catalogued_mistake_gets_its_specific_hint(check_name, mistake, cap
 
 
 @pytest.mark.parametrize(
-    "check_name, mistake", [(c, m) for c, m in CATALOGUE if m.variants], ids=[f"{c}-{m.key}" for c, m in CATALOGUE if m.variants]
+    "check_name, mistake",
+    [(c, m) for c, m in CATALOGUE if m.variants],
+    ids=[f"{c}-{m.key}" for c, m in CATALOGUE if m.variants],
 )
 def test_the_variants_of_a_mistake_are_recognised_too(check_name, mistake):
     for variant in mistake.variants:
@@ -295,4 +302,6 @@ def test_run_exercise_checks_reads_a_namespace(solutions):
 def test_the_documentation_lists_every_catalogued_mistake():
     docs = (ROOT / "docs" / "exercises.md").read_text(encoding="utf-8")
     for check_name, mistake in CATALOGUE:
-        assert f"`{check_name}`" in docs and f"`{mistake.key}`" in docs, f"docs/exercises.md lacks {check_name}/{mistake.key}"
+        assert f"`{check_name}`" in docs and f"`{mistake.key}`" in docs, (
+            f"docs/exercises.md lacks {check_name}/{mistake.key}"
+        )

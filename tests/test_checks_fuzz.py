@@ -59,10 +59,33 @@ class UnprintableError(Exception):
         raise ValueError("cannot print me")
 
 
-DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.uint8, torch.bool, torch.complex64]
+DTYPES = [
+    torch.float32,
+    torch.float64,
+    torch.float16,
+    torch.bfloat16,
+    torch.int64,
+    torch.int32,
+    torch.uint8,
+    torch.bool,
+    torch.complex64,
+]
 EXCEPTIONS = [
-    ValueError, TypeError, RuntimeError, ZeroDivisionError, IndexError, KeyError, AttributeError, AssertionError,
-    NotImplementedError, RecursionError, StopIteration, OverflowError, MemoryError, SystemExit, UnprintableError,
+    ValueError,
+    TypeError,
+    RuntimeError,
+    ZeroDivisionError,
+    IndexError,
+    KeyError,
+    AttributeError,
+    AssertionError,
+    NotImplementedError,
+    RecursionError,
+    StopIteration,
+    OverflowError,
+    MemoryError,
+    SystemExit,
+    UnprintableError,
 ]
 
 shapes = st.lists(st.integers(min_value=0, max_value=6), min_size=0, max_size=4).map(tuple)
@@ -89,10 +112,18 @@ def tensors(draw):
 
 
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20),
-    st.binary(max_size=10), st.just(NotImplemented), st.just(Ellipsis),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20),
+    st.binary(max_size=10),
+    st.just(NotImplemented),
+    st.just(Ellipsis),
 )
-arrays = st.tuples(shapes, st.sampled_from([np.float32, np.float64, np.int64, np.bool_])).map(lambda a: np.zeros(a[0], dtype=a[1]))
+arrays = st.tuples(shapes, st.sampled_from([np.float32, np.float64, np.int64, np.bool_])).map(
+    lambda a: np.zeros(a[0], dtype=a[1])
+)
 specials = st.sampled_from(["hostile", "weird", "object", "generator", "dict", "set", "module", "type"]).map(
     lambda kind: {
         "hostile": lambda: Hostile(),
@@ -106,7 +137,9 @@ specials = st.sampled_from(["hostile", "weird", "object", "generator", "dict", "
     }[kind]()
 )
 leaves = st.one_of(scalars, arrays, tensors(), specials)
-junk = st.recursive(leaves, lambda children: st.one_of(st.tuples(children, children), st.lists(children, max_size=3)), max_leaves=5)
+junk = st.recursive(
+    leaves, lambda children: st.one_of(st.tuples(children, children), st.lists(children, max_size=3)), max_leaves=5
+)
 
 
 @st.composite

@@ -25,7 +25,9 @@ def text_outputs(cell) -> list[str]:
     streams, reprs = {}, []
     for output in cell.get("outputs", []):
         if output.get("output_type") == "stream":
-            streams[output.get("name", "stdout")] = streams.get(output.get("name", "stdout"), "") + output.get("text", "")
+            streams[output.get("name", "stdout")] = streams.get(output.get("name", "stdout"), "") + output.get(
+                "text", ""
+            )
         elif "data" in output and "text/plain" in output["data"]:
             reprs.append(output["data"]["text/plain"])
     texts = [streams[name] for name in sorted(streams)] + reprs
@@ -34,7 +36,9 @@ def text_outputs(cell) -> list[str]:
 
 def execute(path: Path, tmp_path: Path):
     notebook = nbformat.read(path, as_version=4)
-    NotebookClient(notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    NotebookClient(
+        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
     return notebook
 
 

@@ -51,9 +51,9 @@ def test_every_sweep_is_registered_once_with_a_runnable_function():
         parameters = list(inspect.signature(function).parameters.values())
         assert parameters[0].name == "seeds", f"{sweep.name}: the first argument is the list of seeds"
         for parameter in parameters[1:]:
-            assert parameter.kind is inspect.Parameter.KEYWORD_ONLY and parameter.default is not inspect.Parameter.empty, (
-                f"{sweep.name}: setting {parameter.name!r} must be keyword-only with a default (the notebook's value)"
-            )
+            assert (
+                parameter.kind is inspect.Parameter.KEYWORD_ONLY and parameter.default is not inspect.Parameter.empty
+            ), f"{sweep.name}: setting {parameter.name!r} must be keyword-only with a default (the notebook's value)"
 
 
 def test_list_names_every_sweep_with_its_notebook(capsys):
@@ -147,8 +147,14 @@ def test_a_claim_about_more_runs_names_the_command_that_reruns_them(number):
 
 
 def test_the_hearsay_pattern_catches_the_phrases_it_is_for():
-    for phrase in ("We checked 10 random seeds", "In five trial runs", "In the course's research runs",
-                   "in 8 of 10 seeds", "in our runs with 3 seeds", "While writing this notebook we trained"):
+    for phrase in (
+        "We checked 10 random seeds",
+        "In five trial runs",
+        "In the course's research runs",
+        "in 8 of 10 seeds",
+        "in our runs with 3 seeds",
+        "While writing this notebook we trained",
+    ):
         assert HEARSAY.search(phrase), phrase
     assert not HEARSAY.search("SEED = 4 is the seed of this run; the model trains for 600 steps")
 

@@ -38,11 +38,17 @@ def test_the_guide_covers_every_notebook(guide, notebook):
     row = syllabus.notebook(number)
     assert f"notebooks/{notebook.name}" in links(guide), f"the guide does not link {notebook.name}"
     text = section(guide, number)
-    parts = ("debrief",) if number == syllabus.FINAL_CHECK else ("Misconceptions to expect", "Discussion prompts", "Run live")
+    parts = (
+        ("debrief",)
+        if number == syllabus.FINAL_CHECK
+        else ("Misconceptions to expect", "Discussion prompts", "Run live")
+    )
     for part in parts:
         assert part in text, f"the section on {notebook.name} lacks '{part}'"
     if row.exercise:
-        assert f"exercises/{row.exercise}.ipynb" in links(text), f"the section on {notebook.name} does not link {row.exercise}"
+        assert f"exercises/{row.exercise}.ipynb" in links(text), (
+            f"the section on {notebook.name} does not link {row.exercise}"
+        )
     if row.quiz:
         bank = f"{row.quiz}.yaml"
         assert f"course_lib/quiz/banks/{bank}" in links(text), f"the section on {notebook.name} does not link {bank}"
@@ -57,8 +63,17 @@ def test_every_exercise_and_quiz_bank_is_linked(guide):
 
 
 def test_the_guide_has_the_teaching_plans_and_tools(guide):
-    for part in ("One day", "Three sessions", "exercises grade", "python -m course_lib bundle", "slides export",
-                 "jupyterlab-rise", "JupyterHub", "pip install -r requirements.txt", "quiz check"):
+    for part in (
+        "One day",
+        "Three sessions",
+        "exercises grade",
+        "python -m course_lib bundle",
+        "slides export",
+        "jupyterlab-rise",
+        "JupyterHub",
+        "pip install -r requirements.txt",
+        "quiz check",
+    ):
         assert part in guide, part
 
 

@@ -50,7 +50,9 @@ def import_graph(package_root: Path) -> dict[str, set[str]]:
                 else:
                     base = node.module or ""
                 # `from . import sibling` imports the module sibling; `from .x import name` imports x
-                targets.update(f"{base}.{alias.name}" if f"{base}.{alias.name}" in files else base for alias in node.names)
+                targets.update(
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in files else base for alias in node.names
+                )
         graph[name] = {target for target in targets if target in files and target != name and target.startswith(top)}
     return graph
 
@@ -94,7 +96,9 @@ GRAPH = import_graph(PACKAGE)
 
 
 def test_course_lib_has_no_import_circle():
-    assert import_cycles(GRAPH) == [], "import circles inside course_lib (break them by moving code, not by lazy imports)"
+    assert import_cycles(GRAPH) == [], (
+        "import circles inside course_lib (break them by moving code, not by lazy imports)"
+    )
 
 
 def test_the_circle_detector_finds_a_circle(tmp_path):
@@ -115,7 +119,9 @@ def test_concept_modules_depend_only_on_earlier_concepts(concept):
     name = f"course_lib.{concept}"
     earlier = {f"course_lib.{other}" for other in CONCEPTS[: CONCEPTS.index(concept)]}
     outside = GRAPH[name] - earlier - CONCEPT_HELPERS
-    assert not outside, f"{name} imports {sorted(outside)}: a concept module reads like the maths and leans on nothing else"
+    assert not outside, (
+        f"{name} imports {sorted(outside)}: a concept module reads like the maths and leans on nothing else"
+    )
     source = (PACKAGE / f"{concept}.py").read_text(encoding="utf-8")
     for library in FORBIDDEN_IN_CONCEPTS:
         assert f"import {library}" not in source and f"from {library}" not in source, f"{name} imports {library}"

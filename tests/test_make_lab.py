@@ -36,7 +36,11 @@ def test_make_lab_binds_localhost_with_a_token(tmp_path):
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "BROWSER": "true"}
     process = subprocess.Popen(
         ["make", "-C", str(ROOT), "-o", f"{venv}/.course-installed", "lab", f"VENV={venv}", f"PORT={port}"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        start_new_session=True,
     )
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")), daemon=True)

@@ -40,7 +40,9 @@ def test_parameter_matched_models_from_the_research_notes():
 @pytest.mark.parametrize("positions", ["none", "sinusoidal", "learned"])
 @pytest.mark.parametrize("readout", ["last", "first", "mean"])
 def test_transformer_classifier_shapes(positions, readout):
-    model = TransformerClassifier(20, 3, d_model=16, num_heads=2, d_ff=32, num_layers=2, max_len=10, positions=positions, readout=readout)
+    model = TransformerClassifier(
+        20, 3, d_model=16, num_heads=2, d_ff=32, num_layers=2, max_len=10, positions=positions, readout=readout
+    )
     logits = model(torch.randint(0, 20, (4, 7)))
     assert logits.shape == (4, 3)
     assert [w.shape for w in model.attention_weights] == [(4, 2, 7, 7)] * 2

@@ -37,8 +37,11 @@ def test_lesson_follows_the_course_standard(path):
     markdown = [cell.source for cell in cells if cell.cell_type == "markdown"]
     assert any(re.search(r"^## Summary", text, flags=re.M) for text in markdown), "a summary section"
 
-    quiz_heading = next(i for i, cell in enumerate(cells)
-                        if cell.cell_type == "markdown" and cell.source.startswith("## Check your understanding"))
+    quiz_heading = next(
+        i
+        for i, cell in enumerate(cells)
+        if cell.cell_type == "markdown" and cell.source.startswith("## Check your understanding")
+    )
     quiz_cell = cells[quiz_heading + 1]
     assert quiz_cell.cell_type == "code" and quiz_cell.source.strip().endswith(f'show_quiz("{number}")')
     assert quiz_cell.outputs, "the quiz cell is stored executed, so its text version shows without a kernel"

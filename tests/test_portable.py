@@ -59,8 +59,19 @@ def test_notebooks_and_solutions_pass_under_other_cpu_kernels(capability):
     if not capability_runs(capability):
         pytest.skip(f"this CPU cannot run PyTorch's {capability} kernels")
     env = {**os.environ, **ENVIRONMENTS[capability]}
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax", "--nbval-current-env",
-               "-o", "addopts=", *notebooks()]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--nbval-lax",
+        "--nbval-current-env",
+        "-o",
+        "addopts=",
+        *notebooks(),
+    ]
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=False)
     tail = "\n".join((result.stdout + result.stderr).splitlines()[-60:])
     assert result.returncode == 0, f"under ATEN_CPU_CAPABILITY={capability} the notebooks fail:\n{tail}"
@@ -68,5 +79,7 @@ def test_notebooks_and_solutions_pass_under_other_cpu_kernels(capability):
 
 def test_the_notebook_list_covers_the_course_and_the_solutions():
     listed = notebooks()
-    assert len([p for p in listed if p.startswith("notebooks/")]) == len([r for r in syllabus.COURSE if (ROOT / "notebooks" / r.file).exists()])
+    assert len([p for p in listed if p.startswith("notebooks/")]) == len(
+        [r for r in syllabus.COURSE if (ROOT / "notebooks" / r.file).exists()]
+    )
     assert len([p for p in listed if p.startswith("exercises/solutions/")]) >= 6

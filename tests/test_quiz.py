@@ -31,7 +31,6 @@ from course_lib import (
     split_heads,
 )
 from course_lib._validate import CourseInputError
-from course_lib.tools.cli import main as cli_main
 from course_lib.models import count_parameters
 from course_lib.quiz import (
     TOPICS,
@@ -43,6 +42,7 @@ from course_lib.quiz import (
     parse_bank,
 )
 from course_lib.quiz.model import letter
+from course_lib.tools.cli import main as cli_main
 
 NOTEBOOK_BANKS = ["01", "02", "03", "04", "05", "06"]
 ALL_BANKS = NOTEBOOK_BANKS + ["final"]
@@ -92,7 +92,9 @@ def test_each_bank_mixes_question_kinds_and_answer_positions():
         assert kinds["numeric"] >= 1 and kinds["single"] >= 1, f"bank {name}: {kinds}"
         positions = Counter(q.correct_indices[0] for q in quiz.questions if q.kind == "single")
         most_common = positions.most_common(1)[0][1]
-        assert most_common <= 0.6 * sum(positions.values()), f"bank {name}: the right answer sits too often at one letter {positions}"
+        assert most_common <= 0.6 * sum(positions.values()), (
+            f"bank {name}: the right answer sits too often at one letter {positions}"
+        )
 
 
 def test_question_ids_are_unique_across_banks():
@@ -160,7 +162,14 @@ def test_right_answer_succeeds_and_each_wrong_answer_fails_with_its_feedback(nam
         result = question.check(far_off)
         assert not result.correct and result.feedback == question.wrong_feedback
     # through the quiz, the same answer is recorded
-    quiz.check(question.id, question.answer if question.kind == "numeric" else list(question.correct_indices) if question.kind == "multiple" else question.correct_indices[0])
+    quiz.check(
+        question.id,
+        question.answer
+        if question.kind == "numeric"
+        else list(question.correct_indices)
+        if question.kind == "multiple"
+        else question.correct_indices[0],
+    )
     assert quiz.is_solved(question.id)
 
 
@@ -247,7 +256,9 @@ def _mask_after_softmax(question):
     scores = torch.randn(4, 4)
     weights = softmax(scores).masked_fill(~causal_mask(4), 0.0)
     assert (weights.sum(-1)[:-1] < 1 - 1e-3).all(), "masking after the softmax leaves rows summing to less than 1"
-    _, proper = scaled_dot_product_attention(scores[None, :, :1], scores[None, :, :1], scores[None], mask=causal_mask(4))
+    _, proper = scaled_dot_product_attention(
+        scores[None, :, :1], scores[None, :, :1], scores[None], mask=causal_mask(4)
+    )
     assert torch.allclose(proper.sum(-1), torch.ones(1, 4))
 
 
@@ -298,7 +309,9 @@ def _mha_parameters(d_model, num_heads):
     def check(question):
         assert count_parameters(MultiHeadAttention(d_model, num_heads)) == question.answer
         for heads in (1, 2, 4, 8):
-            assert count_parameters(MultiHeadAttention(d_model, heads)) == question.answer, "heads do not change the count"
+            assert count_parameters(MultiHeadAttention(d_model, heads)) == question.answer, (
+                "heads do not change the count"
+            )
         no_bias = count_parameters(MultiHeadAttention(d_model, num_heads, bias=False))
         assert no_bias in [m.answer for m in question.mistakes], "the no-bias count is a listed mistake"
         assert count_parameters(nn.MultiheadAttention(d_model, num_heads)) == question.answer
@@ -508,7 +521,9 @@ def test_answer_agrees_with_course_lib(question_id):
 
 
 def test_every_numeric_answer_is_computed():
-    unchecked = [q.id for _, q in QUESTIONS if q.kind == "numeric" and q.id not in CONSISTENCY and q.id != "who-did-it-ceiling"]
+    unchecked = [
+        q.id for _, q in QUESTIONS if q.kind == "numeric" and q.id not in CONSISTENCY and q.id != "who-did-it-ceiling"
+    ]
     assert unchecked == [], "numeric answers should be recomputed from course_lib in CONSISTENCY"
 
 
@@ -516,9 +531,18 @@ def test_every_numeric_answer_is_computed():
 def test_answer_formats():
     quiz = load_bank("03")
     single = quiz.question("split-heads-shape")
-    assert single.check("c").correct and single.check("C").correct and single.check("(c)").correct and single.check(2).correct
+    assert (
+        single.check("c").correct
+        and single.check("C").correct
+        and single.check("(c)").correct
+        and single.check(2).correct
+    )
     multiple = quiz.question("heads-cost")
-    assert multiple.check("a, b, d").correct and multiple.check(["a", "b", "d"]).correct and multiple.check({0, 1, 3}).correct
+    assert (
+        multiple.check("a, b, d").correct
+        and multiple.check(["a", "b", "d"]).correct
+        and multiple.check({0, 1, 3}).correct
+    )
     assert multiple.check("abd".replace("", " ")).correct
     numeric = quiz.question("mha-parameters")
     assert numeric.check("16,640").correct and numeric.check(" 16 640 ").correct and numeric.check(16640.0).correct
@@ -564,7 +588,12 @@ def test_score_first_try_and_topic_summary():
     assert quiz.score.total == len(quiz) and quiz.score.answered == 2
     assert quiz.score.solved == 2 and quiz.score.first_try == 1
     assert str(quiz.score) == f"2 / {len(quiz)} solved (1 on the first try)"
-    assert events == [("final-rnn-memory", False), ("final-rnn-memory", True), ("final-weighted-sum", True), ("final-weighted-sum", False)]
+    assert events == [
+        ("final-rnn-memory", False),
+        ("final-rnn-memory", True),
+        ("final-weighted-sum", True),
+        ("final-weighted-sum", False),
+    ]
     rows = {row.topic: row for row in quiz.topic_scores()}
     assert list(rows) == list(TOPICS), "topics come in teaching order"
     assert rows["rnn_limits"].revisit == ("01",) and rows["rnn_limits"].status.startswith("revisit 01")
@@ -653,7 +682,10 @@ BROKEN = {
 """,
         "at least one",
     ),
-    "duplicate id": (GOOD_QUESTION.replace("id: q1", "id: q2") + GOOD_QUESTION.replace("id: q1", "id: q2"), "duplicate id"),
+    "duplicate id": (
+        GOOD_QUESTION.replace("id: q1", "id: q2") + GOOD_QUESTION.replace("id: q1", "id: q2"),
+        "duplicate id",
+    ),
     "option without feedback": (
         """
   - id: q2
@@ -878,7 +910,7 @@ def test_malformed_bank_gives_one_clear_error(defect, tmp_path):
         ("title: T\nquestions:\n  - 42\n", "question 1 must be a mapping"),
         ("questions:\n  - id: q1\n", 'has no "title:"'),
         ("title: T\nnotebook: '09'\nquestions: []\n", "not one of the course notebooks"),
-        ("title: T\nquestions:\n  - id: Bad Id\n", "needs an \"id:\""),
+        ("title: T\nquestions:\n  - id: Bad Id\n", 'needs an "id:"'),
         ("title: T\nauthor: me\nquestions: []\n", 'unknown key "author" in the bank'),
     ],
 )
@@ -901,7 +933,9 @@ def test_duplicate_id_across_banks_is_reported(tmp_path):
     path = tmp_path / "extra.yaml"
     path.write_text(bank("").replace("id: q1", "id: final-rnn-memory"), encoding="utf-8")
     _, errors = check_banks(["final", path])
-    assert len(errors) == 1 and "also used in final.yaml" in str(errors[0]) and errors[0].question_id == "final-rnn-memory"
+    assert (
+        len(errors) == 1 and "also used in final.yaml" in str(errors[0]) and errors[0].question_id == "final-rnn-memory"
+    )
 
 
 def test_unknown_bank_name_lists_the_banks():

@@ -24,8 +24,15 @@ tolerances = st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infini
 
 def numeric(answer: float, tolerance: float) -> Question:
     return Question(
-        id="q", kind="numeric", topic="scaling", notebook="02", prompt="How many?", explanation="Because.",
-        answer=answer, tolerance=tolerance, wrong_feedback="Count again.",
+        id="q",
+        kind="numeric",
+        topic="scaling",
+        notebook="02",
+        prompt="How many?",
+        explanation="Because.",
+        answer=answer,
+        tolerance=tolerance,
+        wrong_feedback="Count again.",
     )
 
 
@@ -36,7 +43,9 @@ def test_values_within_the_tolerance_are_right(answer, tolerance, fraction):
 
 
 @settings(max_examples=300, deadline=None)
-@given(answer=finite, tolerance=tolerances, excess=st.floats(min_value=1e-3, max_value=1e6), sign=st.sampled_from([-1, 1]))
+@given(
+    answer=finite, tolerance=tolerances, excess=st.floats(min_value=1e-3, max_value=1e6), sign=st.sampled_from([-1, 1])
+)
 def test_values_outside_the_tolerance_are_wrong(answer, tolerance, excess, sign):
     gap = tolerance + excess * max(1.0, abs(answer), tolerance) * 1e-3 + 1e-6 * max(1.0, abs(answer))
     result = numeric(answer, tolerance).check(answer + sign * gap)
@@ -44,7 +53,7 @@ def test_values_outside_the_tolerance_are_wrong(answer, tolerance, excess, sign)
 
 
 @settings(max_examples=200, deadline=None)
-@given(value=st.integers(min_value=-10**12, max_value=10**12))
+@given(value=st.integers(min_value=-(10**12), max_value=10**12))
 def test_typed_numbers_with_thousands_separators(value):
     question = numeric(value, 0)
     assert question.check(f"{value:,}").correct and question.check(format_number(value)).correct
@@ -56,7 +65,9 @@ def test_typed_numbers_with_thousands_separators(value):
 def test_multiple_choice_is_right_exactly_for_the_correct_set(data, size):
     correct = data.draw(st.sets(st.integers(0, size - 1), min_size=1))
     options = tuple(Option(text=f"option {i}", correct=i in correct, feedback=f"why {i}") for i in range(size))
-    question = Question(id="q", kind="multiple", topic="scaling", notebook="02", prompt="?", explanation="Because.", options=options)
+    question = Question(
+        id="q", kind="multiple", topic="scaling", notebook="02", prompt="?", explanation="Because.", options=options
+    )
     ticked = data.draw(st.sets(st.integers(0, size - 1), min_size=1))
     result = question.check(sorted(ticked))
     assert result.correct == (ticked == correct)

@@ -49,42 +49,161 @@ def power(text: str) -> float:
 
 QUOTES = [
     # 01 · Why RNNs struggle
-    Quote("01", "lstm-recall-drop", r"scores about (0\.\d+) to (0\.\d+) with\s+\$N = 4\$", "01",
-          'accuracy["LSTM (hidden 64)"].append', r"LSTM \(hidden 64\)\s+(\S+)", "range"),
-    Quote("01", "lstm-recall-drop", r"and about (0\.\d+) with \$N = 32\$", "01",
-          'accuracy["LSTM (hidden 64)"].append', r"LSTM \(hidden 64\)\s+\S+\s+\S+\s+\S+\s+(\S+)", "about", 0.05),
-    Quote("01", "lstm-recall-drop", r"scores (1\.00) at every \$N\$", "01", 'accuracy["LSTM (hidden 64)"].append',
-          r"Transformer \(1 block\)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)", "at least", 0, 1),
-    Quote("01", "lstm-recall-drop", r"queried item in (\d+)% or more of test problems", "01",
-          "hits = (query_row.argmax", r"queried item in (\S+) of problems", "at least percent"),
-    Quote("01", "rnn-recency", r"(0\.\d+)–(0\.\d+) on the first two items", "01", "first_two, last_two = ",
-          r"first two items: (\S+)", "range"),
-    Quote("01", "rnn-recency", r"and (0\.\d+)–(0\.\d+) on the last two", "01", "first_two, last_two = ",
-          r"last two items: (\S+)", "range"),
-    Quote("01", "vanishing-gradient-exponent", r"measured a ratio below \$(10\^\{-6\})\$", "01",
-          'print("tanh RNN ratio:', r"tanh RNN ratio:\s+\S+\s+\S+\s+\S+\s+(\S+)", "below"),
-    Quote("01", "gradient-statements", r"around \$(10\^\{-29\})\$ of the newest", "01", 'print("tanh RNN ratio:',
-          r"tanh RNN ratio:\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+(\S+)", "about power", 2),
+    Quote(
+        "01",
+        "lstm-recall-drop",
+        r"scores about (0\.\d+) to (0\.\d+) with\s+\$N = 4\$",
+        "01",
+        'accuracy["LSTM (hidden 64)"].append',
+        r"LSTM \(hidden 64\)\s+(\S+)",
+        "range",
+    ),
+    Quote(
+        "01",
+        "lstm-recall-drop",
+        r"and about (0\.\d+) with \$N = 32\$",
+        "01",
+        'accuracy["LSTM (hidden 64)"].append',
+        r"LSTM \(hidden 64\)\s+\S+\s+\S+\s+\S+\s+(\S+)",
+        "about",
+        0.05,
+    ),
+    Quote(
+        "01",
+        "lstm-recall-drop",
+        r"scores (1\.00) at every \$N\$",
+        "01",
+        'accuracy["LSTM (hidden 64)"].append',
+        r"Transformer \(1 block\)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)",
+        "at least",
+        0,
+        1,
+    ),
+    Quote(
+        "01",
+        "lstm-recall-drop",
+        r"queried item in (\d+)% or more of test problems",
+        "01",
+        "hits = (query_row.argmax",
+        r"queried item in (\S+) of problems",
+        "at least percent",
+    ),
+    Quote(
+        "01",
+        "rnn-recency",
+        r"(0\.\d+)–(0\.\d+) on the first two items",
+        "01",
+        "first_two, last_two = ",
+        r"first two items: (\S+)",
+        "range",
+    ),
+    Quote(
+        "01",
+        "rnn-recency",
+        r"and (0\.\d+)–(0\.\d+) on the last two",
+        "01",
+        "first_two, last_two = ",
+        r"last two items: (\S+)",
+        "range",
+    ),
+    Quote(
+        "01",
+        "vanishing-gradient-exponent",
+        r"measured a ratio below \$(10\^\{-6\})\$",
+        "01",
+        'print("tanh RNN ratio:',
+        r"tanh RNN ratio:\s+\S+\s+\S+\s+\S+\s+(\S+)",
+        "below",
+    ),
+    Quote(
+        "01",
+        "gradient-statements",
+        r"around \$(10\^\{-29\})\$ of the newest",
+        "01",
+        'print("tanh RNN ratio:',
+        r"tanh RNN ratio:\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+(\S+)",
+        "about power",
+        2,
+    ),
     # 02 · Attention
-    Quote("02", "unscaled-consequences", r"in about (\d+)% of rows", "02", "results[name][\"saturated\"].append",
-          r"\n\s*1024\s+32 \|\s+\S+\s+(\S+)", "about percent", 5),
+    Quote(
+        "02",
+        "unscaled-consequences",
+        r"in about (\d+)% of rows",
+        "02",
+        'results[name]["saturated"].append',
+        r"\n\s*1024\s+32 \|\s+\S+\s+(\S+)",
+        "about percent",
+        5,
+    ),
     # 04 · Positional encoding
-    Quote("04", "who-did-it-ceiling", r"measured about (0\.5) without positions", "04",
-          'print(f"{positions:>10}: test accuracy', r"none: test accuracy (\S+)", "about", 0.06),
+    Quote(
+        "04",
+        "who-did-it-ceiling",
+        r"measured about (0\.5) without positions",
+        "04",
+        'print(f"{positions:>10}: test accuracy',
+        r"none: test accuracy (\S+)",
+        "about",
+        0.06,
+    ),
     # 05 · Residuals and LayerNorm
-    Quote("05", "collapse-without-skips", r"\$r \\approx (0\.\d+)\$ to \$(0\.\d+)\$ after 24 layers", "05",
-          "for name, make_layer in stacks.items():", r"attention \+ skip\s+\S+\s+\S+\s+\S+\s+\S+\s+(\S+)", "range"),
-    Quote("05", "collapse-without-skips", r"\$r \\approx (0\.\d+)\$ to \$(0\.\d+)\$ after 24 layers", "05",
-          "for name, make_layer in stacks.items():", r"skip \+ MLP \+ pre-LN\s+\S+\s+\S+\s+\S+\s+\S+\s+(\S+)", "range"),
+    Quote(
+        "05",
+        "collapse-without-skips",
+        r"\$r \\approx (0\.\d+)\$ to \$(0\.\d+)\$ after 24 layers",
+        "05",
+        "for name, make_layer in stacks.items():",
+        r"attention \+ skip\s+\S+\s+\S+\s+\S+\s+\S+\s+(\S+)",
+        "range",
+    ),
+    Quote(
+        "05",
+        "collapse-without-skips",
+        r"\$r \\approx (0\.\d+)\$ to \$(0\.\d+)\$ after 24 layers",
+        "05",
+        "for name, make_layer in stacks.items():",
+        r"skip \+ MLP \+ pre-LN\s+\S+\s+\S+\s+\S+\s+\S+\s+(\S+)",
+        "range",
+    ),
     # 06 · The Transformer block
-    Quote("06", "first-token-payoff", r"same size about (0\.\d+) \(chance", "06", "for L, acc_t, acc_l in zip(",
-          r"L= 50\s+Transformer \S+\s+LSTM (\S+)", "about", 0.03),
-    Quote("06", "first-token-payoff", r"Transformer scores (1\.000)", "06", "for L, acc_t, acc_l in zip(",
-          r"L= 50\s+Transformer (\S+)", "at least"),
-    Quote("06", "first-token-payoff", r"\(([\d,]+) against [\d,]+ parameters\)", "06", "n_transformer, n_lstm =",
-          r"Transformer parameters: ([\d,]+)", "equal"),
-    Quote("06", "first-token-payoff", r"\([\d,]+ against ([\d,]+) parameters\)", "06", "n_transformer, n_lstm =",
-          r"LSTM parameters:\s+([\d,]+)", "equal"),
+    Quote(
+        "06",
+        "first-token-payoff",
+        r"same size about (0\.\d+) \(chance",
+        "06",
+        "for L, acc_t, acc_l in zip(",
+        r"L= 50\s+Transformer \S+\s+LSTM (\S+)",
+        "about",
+        0.03,
+    ),
+    Quote(
+        "06",
+        "first-token-payoff",
+        r"Transformer scores (1\.000)",
+        "06",
+        "for L, acc_t, acc_l in zip(",
+        r"L= 50\s+Transformer (\S+)",
+        "at least",
+    ),
+    Quote(
+        "06",
+        "first-token-payoff",
+        r"\(([\d,]+) against [\d,]+ parameters\)",
+        "06",
+        "n_transformer, n_lstm =",
+        r"Transformer parameters: ([\d,]+)",
+        "equal",
+    ),
+    Quote(
+        "06",
+        "first-token-payoff",
+        r"\([\d,]+ against ([\d,]+) parameters\)",
+        "06",
+        "n_transformer, n_lstm =",
+        r"LSTM parameters:\s+([\d,]+)",
+        "equal",
+    ),
 ]
 
 
@@ -112,7 +231,9 @@ def test_a_quiz_number_agrees_with_the_notebook_it_quotes(quote):
     output = printed_output(quote.notebook, quote.cell)
     printed = re.search(quote.printed, output)
     assert printed, f"notebook {quote.notebook} no longer prints {quote.printed!r} in the cell with {quote.cell!r}"
-    where = f"question {quote.question!r} (bank {quote.bank}) quotes {quoted.group(0)!r}; notebook {quote.notebook} printed"
+    where = (
+        f"question {quote.question!r} (bank {quote.bank}) quotes {quoted.group(0)!r}; notebook {quote.notebook} printed"
+    )
     if quote.agree == "range":
         low, high = number(quoted.group(1)), number(quoted.group(2))
         value = number(printed.group(quote.group))
@@ -144,10 +265,13 @@ def test_a_quiz_number_agrees_with_the_notebook_it_quotes(quote):
 def test_lstm_budget_numbers_in_the_quiz_match_notebook_01():
     """The quiz and notebook 01 quote the same 15,000-step sweep: the numbers must be the same in both."""
     text = question_text("01", "lstm-recall-drop")
-    quiz = re.search(r"to about (0\.\d+) with 4 items\), yet with 32 items it still\s+reaches only about (0\.\d+)", text)
+    quiz = re.search(
+        r"to about (0\.\d+) with 4 items\), yet with 32 items it still\s+reaches only about (0\.\d+)", text
+    )
     assert quiz, "lstm-recall-drop should quote the long run's accuracy with 4 and with 32 items"
     markdown = "\n".join(
-        c.source for c in nbformat.read(ROOT / "notebooks" / syllabus.notebook_file("01"), as_version=4).cells
+        c.source
+        for c in nbformat.read(ROOT / "notebooks" / syllabus.notebook_file("01"), as_version=4).cells
         if c.cell_type == "markdown"
     )
     long_run = re.search(r"15,000 steps, this LSTM reaches\s+(0\.\d+), (0\.\d+), (0\.\d+) and (0\.\d+)", markdown)

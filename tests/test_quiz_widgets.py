@@ -54,7 +54,9 @@ def test_show_quiz_for_each_notebook(name):
         assert question.explanation[:30] not in outside_details.replace("\n", " "), "explanations only inside <details>"
         for option in question.options:
             assert option.feedback[:30] not in outside_details, "feedback only inside <details>"
-    assert "Answer:" not in data["text/plain"] and data["text/plain"] == show_quiz(name)._repr_mimebundle_()["text/plain"]
+    assert (
+        "Answer:" not in data["text/plain"] and data["text/plain"] == show_quiz(name)._repr_mimebundle_()["text/plain"]
+    )
     assert "model_id" not in data["text/plain"] and "VBox" not in data["text/plain"]
 
 
@@ -73,9 +75,22 @@ def test_no_answer_in_the_widgets_before_answering():
 def test_widget_css_classes_are_stable():
     view = show_quiz("02")
     classes = {c for w in all_widgets(view.widget) for c in w._dom_classes}
-    for expected in ("course-quiz", "course-quiz-02", "quiz-title", "quiz-question", "quiz-q-attention-shapes", "quiz-prompt",
-                     "quiz-option", "quiz-option-a", "quiz-single", "quiz-multiple", "quiz-number", "quiz-check",
-                     "quiz-feedback", "quiz-score"):
+    for expected in (
+        "course-quiz",
+        "course-quiz-02",
+        "quiz-title",
+        "quiz-question",
+        "quiz-q-attention-shapes",
+        "quiz-prompt",
+        "quiz-option",
+        "quiz-option-a",
+        "quiz-single",
+        "quiz-multiple",
+        "quiz-number",
+        "quiz-check",
+        "quiz-feedback",
+        "quiz-score",
+    ):
         assert expected in classes, expected
 
 
@@ -97,7 +112,10 @@ def test_single_choice_wrong_then_right():
     assert item.feedback.value == ""
     item.options[wrong].value = True
     item.check_button.click()
-    assert "Not quite" in item.feedback.value and question.options[wrong].feedback.split("\n")[0][:40] in item.feedback.value
+    assert (
+        "Not quite" in item.feedback.value
+        and question.options[wrong].feedback.split("\n")[0][:40] in item.feedback.value
+    )
     assert question.explanation[:40] not in item.feedback.value
     assert "quiz-wrong" in item.feedback._dom_classes
     assert "0 / 7 solved" in view.score_label.value and "1 answered" in view.score_label.value
@@ -200,7 +218,9 @@ def test_errors_in_a_notebook_are_one_line(capsys):
 
 # -- the stored notebooks -----------------------------------------------------------------------------------------------
 def quiz_notebooks():
-    return sorted(path for path in (ROOT / "notebooks").glob("*.ipynb") if "show_quiz(" in path.read_text(encoding="utf-8"))
+    return sorted(
+        path for path in (ROOT / "notebooks").glob("*.ipynb") if "show_quiz(" in path.read_text(encoding="utf-8")
+    )
 
 
 @pytest.mark.parametrize("path", quiz_notebooks(), ids=lambda p: p.name)
@@ -212,7 +232,12 @@ def test_stored_quiz_outputs_read_well_without_widgets(path):
         "static quiz. Execute it with: jupyter nbconvert --to notebook --execute --inplace "
         "--ExecutePreprocessor.store_widget_state=False " + path.name
     )
-    outputs = [o for cell in notebook["cells"] if "show_quiz(" in "".join(cell.get("source", "")) for o in cell.get("outputs", [])]
+    outputs = [
+        o
+        for cell in notebook["cells"]
+        if "show_quiz(" in "".join(cell.get("source", ""))
+        for o in cell.get("outputs", [])
+    ]
     assert outputs, f"{path.name}: the quiz cell has no stored output (execute the notebook)"
     for output in outputs:
         assert "text/html" in output.get("data", {}) and "<details>" in "".join(output["data"]["text/html"])

@@ -22,7 +22,11 @@ PNG = "iVBORw0KGgo="  # any base64 text: the rules only look at the output's mim
 
 
 def figure_cell(source="plt.plot(x)"):
-    return new_code_cell(source, execution_count=1, outputs=[new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"})])
+    return new_code_cell(
+        source,
+        execution_count=1,
+        outputs=[new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"})],
+    )
 
 
 def text_cell(source="print(x)"):
@@ -30,27 +34,49 @@ def text_cell(source="print(x)"):
 
 
 def toy_notebook():
-    return new_notebook(cells=[
-        new_markdown_cell("# 09 · A toy lesson\n\nWhat you will learn ..."),                      # 0 slide
-        new_code_cell("import torch\n\nfrom course_lib import set_seed\n\nset_seed(0)\n%matplotlib inline"),  # 1 skip
-        new_markdown_cell("## 1. First section\n\nSome text."),                                  # 2 slide
-        text_cell(),                                                                              # 3 -
-        new_markdown_cell("A paragraph after a printed result starts the next step."),           # 4 subslide
-        text_cell("y = x + 1\nprint(y)"),                                                          # 5 -
-        figure_cell(),                                                                            # 6 subslide (figure after code)
-        new_markdown_cell("**What to notice.** The curve falls."),                              # 7 fragment
-        new_markdown_cell("### 1.1 A subsection"),                                               # 8 subslide
-        figure_cell(),                                                                            # 9 -
-        new_markdown_cell("This comments on the figure above."),                                 # 10 fragment
-        new_code_cell("def helper(a):\n    return a + 1\n"),                                      # 11 skip (helper only)
-        new_code_cell("class Model:\n    pass\n"),                                                # 12 - (a class is taught code)
-        new_markdown_cell("**Speaker notes.** Ask the room what happens next."),                 # 13 notes
-        new_markdown_cell("Closing words of section 1.\n\n## 2. Second section\n\nMore text."),  # 14 split: - and slide
-    ])
+    return new_notebook(
+        cells=[
+            new_markdown_cell("# 09 · A toy lesson\n\nWhat you will learn ..."),  # 0 slide
+            new_code_cell(
+                "import torch\n\nfrom course_lib import set_seed\n\nset_seed(0)\n%matplotlib inline"
+            ),  # 1 skip
+            new_markdown_cell("## 1. First section\n\nSome text."),  # 2 slide
+            text_cell(),  # 3 -
+            new_markdown_cell("A paragraph after a printed result starts the next step."),  # 4 subslide
+            text_cell("y = x + 1\nprint(y)"),  # 5 -
+            figure_cell(),  # 6 subslide (figure after code)
+            new_markdown_cell("**What to notice.** The curve falls."),  # 7 fragment
+            new_markdown_cell("### 1.1 A subsection"),  # 8 subslide
+            figure_cell(),  # 9 -
+            new_markdown_cell("This comments on the figure above."),  # 10 fragment
+            new_code_cell("def helper(a):\n    return a + 1\n"),  # 11 skip (helper only)
+            new_code_cell("class Model:\n    pass\n"),  # 12 - (a class is taught code)
+            new_markdown_cell("**Speaker notes.** Ask the room what happens next."),  # 13 notes
+            new_markdown_cell(
+                "Closing words of section 1.\n\n## 2. Second section\n\nMore text."
+            ),  # 14 split: - and slide
+        ]
+    )
 
 
-EXPECTED = ["slide", "skip", "slide", "-", "subslide", "-", "subslide", "fragment", "subslide", "-", "fragment",
-            "skip", "-", "notes", "subslide", "slide"]
+EXPECTED = [
+    "slide",
+    "skip",
+    "slide",
+    "-",
+    "subslide",
+    "-",
+    "subslide",
+    "fragment",
+    "subslide",
+    "-",
+    "fragment",
+    "skip",
+    "-",
+    "notes",
+    "subslide",
+    "slide",
+]
 
 
 def kinds(notebook):
@@ -77,9 +103,9 @@ def test_annotate_is_idempotent():
 
 def test_a_tag_overrides_the_rules():
     notebook = toy_notebook()
-    notebook.cells[2].metadata["tags"] = ["skip"]        # a section heading kept out of the deck
-    notebook.cells[4].metadata["tags"] = ["continue"]    # stays on the previous slide
-    notebook.cells[11].metadata["tags"] = ["slide"]      # a helper shown on its own slide
+    notebook.cells[2].metadata["tags"] = ["skip"]  # a section heading kept out of the deck
+    notebook.cells[4].metadata["tags"] = ["continue"]  # stays on the previous slide
+    notebook.cells[11].metadata["tags"] = ["slide"]  # a helper shown on its own slide
     notebook.cells[10].metadata["tags"] = ["notes"]
     slides.annotate_notebook(notebook)
     assert kinds(notebook)[2] == "skip" and kinds(notebook)[4] == "-"
@@ -101,7 +127,12 @@ def test_code_cells_keep_source_outputs_and_counts(tmp_path):
     after = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
     assert len(before) == len(after)
     for old, new in zip(before, after):
-        assert (old.source, old.outputs, old.execution_count, old.get("id")) == (new.source, new.outputs, new.execution_count, new.get("id"))
+        assert (old.source, old.outputs, old.execution_count, old.get("id")) == (
+            new.source,
+            new.outputs,
+            new.execution_count,
+            new.get("id"),
+        )
         assert {k: v for k, v in new.metadata.items() if k != "slideshow"} == dict(old.metadata)
     text = path.read_text()
     assert slides.annotate(path) is False and path.read_text() == text, "a second run leaves the file as it is"
@@ -112,24 +143,32 @@ def test_every_notebook_carries_slideshow_metadata(path):
     notebook = nbformat.read(path, as_version=4)
     stored = [cell.metadata.get("slideshow", {}).get("slide_type") for cell in notebook.cells]
     assert all(kind in slides.SLIDE_TYPES for kind in stored), (
-        f"{path.name} lacks slideshow metadata on some cells: run `python -m course_lib slides annotate {path.name[:2]}`")
+        f"{path.name} lacks slideshow metadata on some cells: run `python -m course_lib slides annotate {path.name[:2]}`"
+    )
     first_code = next(cell for cell in notebook.cells if cell.cell_type == "code")
     assert first_code.metadata["slideshow"]["slide_type"] == "skip", "the setup cell is skipped"
     assert stored[0] == "slide", "the title opens the deck"
     assert stored.count("slide") + stored.count("subslide") >= 5, "a deck of several slides"
     fresh = copy.deepcopy(notebook)
     assert slides.annotate_notebook(fresh) is False, (
-        f"{path.name}: slideshow metadata out of date; run `python -m course_lib slides annotate {path.name[:2]}`")
+        f"{path.name}: slideshow metadata out of date; run `python -m course_lib slides annotate {path.name[:2]}`"
+    )
 
 
 def test_an_exported_deck_loads_nothing_from_the_network(tmp_path):
     decks = slides.export_decks(["02"], tmp_path, echo=None)
     html = decks[0].path.read_text(encoding="utf-8")
     assert decks[0].slides >= 5
-    references = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', html) + re.findall(r"""import\s*\(?\s*['"]([^'"]+)""", html)
+    references = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', html) + re.findall(
+        r"""import\s*\(?\s*['"]([^'"]+)""", html
+    )
     remote = [ref for ref in references if re.match(r"^(https?:)?//", ref)]
     assert remote == [], f"the deck would load {remote}"
-    for local in ("_static/reveal.js/dist/reveal.js", "_static/reveal.js/dist/plugin/notes.js", "_static/mathjax/MathJax.js"):
+    for local in (
+        "_static/reveal.js/dist/reveal.js",
+        "_static/reveal.js/dist/plugin/notes.js",
+        "_static/mathjax/MathJax.js",
+    ):
         assert local in html and (tmp_path / local).is_file(), local
     assert (tmp_path / "_static/reveal.js/LICENSE").is_file(), "reveal.js is MIT: its licence travels with it"
     assert (tmp_path / "index.html").is_file()
@@ -151,6 +190,10 @@ def test_the_command_line_gives_friendly_errors(tmp_path, capsys):
     assert "is a file, not a folder" in capsys.readouterr().err
     assert cli.main(["slides", "annotate", str(a_file)]) == 2
     assert "is not a notebook" in capsys.readouterr().err
-    run = subprocess.run([sys.executable, "-m", "course_lib", "slides", "annotate", str(tmp_path / "missing.ipynb")],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "course_lib", "slides", "annotate", str(tmp_path / "missing.ipynb")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 2 and "Traceback" not in run.stderr and "does not exist" in run.stderr

@@ -7,7 +7,6 @@ from course_lib._validate import CourseInputError
 from course_lib.tasks import agreement, first_token, video_search
 from course_lib.widgets import VideoSearchWidget, describe, search
 
-
 # --------------------------------------------------------------------------- first token (notebook 06)
 
 
@@ -30,11 +29,14 @@ def test_first_token_is_seeded_and_batches_cycle_through_lengths():
     assert first_token.token_names(torch.tensor([2, first_token.NUM_CLASSES + 5])) == ["C2", "d5"]
 
 
-@pytest.mark.parametrize("call", [
-    lambda: first_token.first_token(0, 5, torch.Generator()),
-    lambda: first_token.first_token(4, 5, generator=0),
-    lambda: first_token.first_token_batches(()),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: first_token.first_token(0, 5, torch.Generator()),
+        lambda: first_token.first_token(4, 5, generator=0),
+        lambda: first_token.first_token_batches(()),
+    ],
+)
 def test_first_token_bad_input_is_explained(call):
     with pytest.raises(CourseInputError):
         call()

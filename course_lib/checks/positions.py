@@ -133,8 +133,12 @@ def _diagnose(value, expected, args) -> str | None:
     first_row = value[0].double()
     target = torch.tensor([0.0, 1.0] * (value.shape[1] // 2), dtype=torch.float64)
     if not torch.allclose(first_row, target, atol=1e-4):
-        return "Position 0 must encode as [0, 1, 0, 1, ...]: sin(0) = 0 in the even columns, cos(0) = 1 in the odd ones."
-    if not torch.allclose(value[:, 0].double(), torch.sin(torch.arange(value.shape[0], dtype=torch.float64)), atol=1e-4):
+        return (
+            "Position 0 must encode as [0, 1, 0, 1, ...]: sin(0) = 0 in the even columns, cos(0) = 1 in the odd ones."
+        )
+    if not torch.allclose(
+        value[:, 0].double(), torch.sin(torch.arange(value.shape[0], dtype=torch.float64)), atol=1e-4
+    ):
         return "Column 0 must be sin(pos) for pos = 0, 1, 2, ...: the first pair turns at one radian per position."
     return None
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from . import attention, encoder, multihead, normalization, positions, rnn
 from .core import MISSING, CheckResult, CheckSpec, Mistake, run_check
@@ -82,7 +83,12 @@ def run_exercise_checks(exercise: str, namespace: Mapping[str, Any]) -> list[dic
     for spec in EXERCISES[exercise].specs:
         function = namespace.get(spec.function) if hasattr(namespace, "get") else None
         if function is None:
-            result = CheckResult(spec.name, False, MISSING, f"❌ {spec.name}: there is no function named {spec.function} (was its cell run?).")
+            result = CheckResult(
+                spec.name,
+                False,
+                MISSING,
+                f"❌ {spec.name}: there is no function named {spec.function} (was its cell run?).",
+            )
         else:
             result = run_check(spec, function, verbose=False)
         results.append({**result.to_dict(), "function": spec.function})

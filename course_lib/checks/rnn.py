@@ -295,7 +295,7 @@ def forward_with_buggy_step(x, h0, w_xh, w_hh, b):
 
 def _buggy_step_variants():
     return tuple(
-        (lambda step: lambda x, h0, w_xh, w_hh, b: _loop(x, h0, w_xh, w_hh, b, step=step))(step)
+        (lambda step: lambda x, h0, w_xh, w_hh, b: _loop(x, h0, w_xh, w_hh, b, step=step))(step)  # noqa: B023 (bound by the outer call)
         for step in STEP_BUGS[1:]
     )
 

@@ -12,10 +12,10 @@ The banks are YAML files in ``course_lib/quiz/banks/``; ``docs/quizzes.md`` expl
 ``python -m course_lib quiz check`` validates them.
 """
 
+from ..syllabus import NOTEBOOKS, TOPICS
 from .errors import QuizAnswerError, QuizBankError, QuizError
 from .loader import available_banks, check_banks, load_bank, parse_bank
 from .model import Mistake, Option, Question, Quiz, Result, Score, TopicScore
-from ..syllabus import NOTEBOOKS, TOPICS
 
 
 def show_quiz(bank, topics=None, title=None):

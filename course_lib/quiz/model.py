@@ -13,12 +13,13 @@ so everything the quiz prints is deterministic.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
-from .errors import QuizAnswerError
 from ..syllabus import TOPICS, notebook_label
+from .errors import QuizAnswerError
 
 KINDS = ("single", "multiple", "numeric")
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -249,7 +250,7 @@ class Quiz:
     notebook: str | None = None
     intro: str = ""
     _progress: dict[str, _Progress] = field(default_factory=dict, repr=False)
-    _listeners: list[Callable[["Quiz", Result], None]] = field(default_factory=list, repr=False)
+    _listeners: list[Callable[[Quiz, Result], None]] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         self._by_id = {question.id: question for question in self.questions}
@@ -267,7 +268,9 @@ class Quiz:
             return self._by_id[question_id]
         except (KeyError, TypeError):
             ids = ", ".join(self._by_id)
-            raise QuizAnswerError(f"quiz {self.id!r} has no question {question_id!r}; its questions are: {ids}.") from None
+            raise QuizAnswerError(
+                f"quiz {self.id!r} has no question {question_id!r}; its questions are: {ids}."
+            ) from None
 
     def check(self, question_id: str, answer: Any) -> Result:
         """Check an answer and record the attempt (an answer that cannot be read is not an attempt)."""
@@ -328,6 +331,6 @@ class Quiz:
         """Forget every attempt."""
         self._progress = {question.id: _Progress() for question in self.questions}
 
-    def subscribe(self, listener: Callable[["Quiz", Result], None]) -> None:
+    def subscribe(self, listener: Callable[[Quiz, Result], None]) -> None:
         """Call ``listener(quiz, result)`` after every recorded attempt (the widgets use this to update)."""
         self._listeners.append(listener)

@@ -14,8 +14,8 @@ import html
 import re
 import textwrap
 
-from .model import Question, Quiz, TopicScore, format_number, letter
 from ..syllabus import notebook_file, notebook_label
+from .model import Question, Quiz, TopicScore, format_number, letter
 
 _FENCE = re.compile(r"^```[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
 _MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.S)
@@ -108,7 +108,10 @@ def quiz_html(quiz: Quiz, questions: list[Question] | None = None, title: str | 
     for question in questions:
         parts.append(f"<li>{markup(question.prompt)}<p><em>{KIND_HINT[question.kind]}</em></p>")
         if question.options:
-            items = "".join(f"<li><strong>{letter(i)})</strong> {markup(o.text, paragraphs=False)}</li>" for i, o in enumerate(question.options))
+            items = "".join(
+                f"<li><strong>{letter(i)})</strong> {markup(o.text, paragraphs=False)}</li>"
+                for i, o in enumerate(question.options)
+            )
             parts.append(f"<ul>{items}</ul>")  # explicit letters: sanitizers (GitHub) may drop <ol type="a">
         parts.append(f"<details><summary>Show the answer</summary>{_answer_html(question)}</details></li>")
     parts.append("</ol></div>")
@@ -132,7 +135,9 @@ def _answer_html(question: Question) -> str:
     return text
 
 
-def quiz_text(quiz: Quiz, questions: list[Question] | None = None, title: str | None = None, answers: bool = False) -> str:
+def quiz_text(
+    quiz: Quiz, questions: list[Question] | None = None, title: str | None = None, answers: bool = False
+) -> str:
     """The quiz as plain text (for ``text/plain`` and the command line); answers only with ``answers=True``."""
     questions = list(quiz.questions) if questions is None else questions
     lines = [f"{title or quiz.title} · {len(questions)} questions", ""]
@@ -152,7 +157,9 @@ def quiz_text(quiz: Quiz, questions: list[Question] | None = None, title: str | 
         lines.append("")
     if not answers:
         bank = quiz.id
-        lines.append(f"Run this in Jupyter to answer interactively, or see the answers with: python -m course_lib quiz show {bank} --answers")
+        lines.append(
+            f"Run this in Jupyter to answer interactively, or see the answers with: python -m course_lib quiz show {bank} --answers"
+        )
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -205,7 +212,9 @@ def _advice_html(rows: list[TopicScore]) -> str:
         return "<p>Answer the questions above; this table updates as you go.</p>"
     if weak:
         names = ", ".join(html.escape(row.label) for row in weak)
-        return f"<p>Topics to revisit: {names}. Reread the notebook named in the table, then try its questions again.</p>"
+        return (
+            f"<p>Topics to revisit: {names}. Reread the notebook named in the table, then try its questions again.</p>"
+        )
     if answered < total:
         return f"<p>So far so good: {answered} of {total} questions answered.</p>"
     return "<p>Every topic right at the first try. You are ready for the exercises.</p>"

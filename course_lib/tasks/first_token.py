@@ -13,7 +13,7 @@ hidden state; attention can look straight back at position 0, however long the s
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
@@ -43,7 +43,9 @@ def first_token(
     check_positive_int("num_classes", num_classes)
     check_positive_int("num_distractors", num_distractors)
     if not isinstance(generator, torch.Generator):
-        raise CourseInputError(f"generator must be a torch.Generator, e.g. torch.Generator().manual_seed(0), got {type(generator).__name__}")
+        raise CourseInputError(
+            f"generator must be a torch.Generator, e.g. torch.Generator().manual_seed(0), got {type(generator).__name__}"
+        )
     targets = torch.randint(0, num_classes, (batch_size,), generator=generator)  # (batch,)
     distractors = torch.randint(num_classes, num_classes + num_distractors, (batch_size, length), generator=generator)
     tokens = torch.cat([targets[:, None], distractors], dim=1)  # (batch, length + 1)

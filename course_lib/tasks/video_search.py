@@ -23,7 +23,8 @@ row sums to 1). Keys and values are deliberately different things: "Baking a cat
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import torch
 

@@ -65,7 +65,7 @@ def run() -> int:
     """Print the report; return 0 when everything is OK, 1 otherwise."""
     failures = 0
     print(f"Python {platform.python_version()} ({sys.executable})")
-    if sys.version_info < (3, 10):
+    if sys.version_info < (3, 10):  # noqa: UP036 (the doctor also runs on the wrong Python)
         print("  FAIL  Python 3.10 or newer is needed")
         failures += 1
     for module, distribution, minimum, why in REQUIRED:
@@ -76,9 +76,9 @@ def run() -> int:
     failures += not ok
     print(f"  {'OK  ' if ok else 'FAIL'}  {'widgets':<22} {message}")
     try:
-        from ..reproducibility import get_device
-
         import torch
+
+        from ..reproducibility import get_device
 
         device = get_device()
         print(f"  device: {device} (torch {torch.__version__}, {torch.get_num_threads()} CPU threads)")
@@ -87,7 +87,9 @@ def run() -> int:
         failures += 1
     if failures:
         print(f"\n{failures} problem(s). Fix: run `make install` (or `pip install -r requirements.txt -e .`) in the")
-        print("environment your notebooks use, then run this check again. The README's 'Getting help' section lists more.")
+        print(
+            "environment your notebooks use, then run this check again. The README's 'Getting help' section lists more."
+        )
         return 1
     print("\nAll good: open the course with `make lab`.")
     return 0

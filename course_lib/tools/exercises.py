@@ -1,11 +1,11 @@
 """``exercises``: build, reset, progress and grading for the exercise notebooks.
 
-    python -m course_lib exercises list
-    python -m course_lib exercises reset ex02_attention        # your version is backed up first
-    python -m course_lib exercises progress                    # which exercises pass
-    python -m course_lib exercises build [--execute]           # instructors: regenerate the learner notebooks
-    python -m course_lib exercises grade SUBMISSIONS --out DIR [--exercise ex02] [--timeout 60] [--jobs N]
-    python -m course_lib exercises collect --homes /home --out SUBMISSIONS     # on a hub, before grading
+python -m course_lib exercises list
+python -m course_lib exercises reset ex02_attention        # your version is backed up first
+python -m course_lib exercises progress                    # which exercises pass
+python -m course_lib exercises build [--execute]           # instructors: regenerate the learner notebooks
+python -m course_lib exercises grade SUBMISSIONS --out DIR [--exercise ex02] [--timeout 60] [--jobs N]
+python -m course_lib exercises collect --homes /home --out SUBMISSIONS     # on a hub, before grading
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """``quiz``: validate the question banks and read a quiz in the terminal.
 
-    python -m course_lib quiz check              # validate every bank (exit 1 on a problem)
-    python -m course_lib quiz check my_bank.yaml # validate one file, e.g. before copying it into banks/
-    python -m course_lib quiz list               # the banks and their questions per topic
-    python -m course_lib quiz show 01 [--answers]
+python -m course_lib quiz check              # validate every bank (exit 1 on a problem)
+python -m course_lib quiz check my_bank.yaml # validate one file, e.g. before copying it into banks/
+python -m course_lib quiz list               # the banks and their questions per topic
+python -m course_lib quiz show 01 [--answers]
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ def _check(args) -> int:
 
 
 def _list(args) -> int:
-    from ..quiz.loader import available_banks, load_bank
     from ..quiz.errors import QuizBankError
+    from ..quiz.loader import available_banks, load_bank
 
     status = 0
     for name in available_banks():

@@ -54,7 +54,10 @@ CHROMIUM_ARGS = [
 # JupyterLab settings for a quiet, predictable page: every cell stays in the DOM (no windowing), the notebook's
 # kernel starts without a "Select Kernel" dialog, no news or update pop-ups.
 LAB_SETTINGS = {
-    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none", "autoStartDefaultKernel": True},
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {
+        "windowingMode": "none",
+        "autoStartDefaultKernel": True,
+    },
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
 }
 SERVER_START_TIMEOUT = 60.0
@@ -156,7 +159,10 @@ def lab_server(tmp_path_factory) -> LabServer:
         for _attempt in range(3):  # another process may take the free port before JupyterLab binds it: retry
             port = free_port()
             command = [
-                sys.executable, "-m", "jupyter", "lab",
+                sys.executable,
+                "-m",
+                "jupyter",
+                "lab",
                 "--no-browser",
                 "--ServerApp.ip=127.0.0.1",
                 f"--ServerApp.port={port}",
@@ -167,7 +173,9 @@ def lab_server(tmp_path_factory) -> LabServer:
                 "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                 "--ServerApp.allow_root=True",  # harmless for an ordinary user; containers and CI often run as root
             ]
-            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=root, env=env, start_new_session=True)
+            process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, cwd=root, env=env, start_new_session=True
+            )
             server = LabServer(f"http://127.0.0.1:{port}", token, root, log_path, process)
             if _wait_until_up(server):
                 break
@@ -190,7 +198,10 @@ def _wait_until_up(server: LabServer) -> bool:
         except (urllib.error.URLError, OSError, ValueError):
             if time.monotonic() > deadline:
                 _stop(server)
-                pytest.fail(f"JupyterLab did not answer within {SERVER_START_TIMEOUT:.0f} s:\n{server.log()[-3000:]}", pytrace=False)
+                pytest.fail(
+                    f"JupyterLab did not answer within {SERVER_START_TIMEOUT:.0f} s:\n{server.log()[-3000:]}",
+                    pytrace=False,
+                )
             time.sleep(0.25)
     return False
 
@@ -213,7 +224,9 @@ def _stop(server: LabServer) -> None:
 def chromium_executable() -> str:
     path = find_chromium()
     if path is None:
-        _unavailable("no Chromium found (looked at $COURSE_CHROMIUM and /usr/bin/chromium); install it to run the browser tests")
+        _unavailable(
+            "no Chromium found (looked at $COURSE_CHROMIUM and /usr/bin/chromium); install it to run the browser tests"
+        )
     return path
 
 
@@ -249,7 +262,7 @@ class NotebookPage:
         """The notebook's DOM node (a Playwright locator)."""
         return self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").first
 
-    def open(self, timeout: float = 45.0) -> "NotebookPage":
+    def open(self, timeout: float = 45.0) -> NotebookPage:
         self.page.goto(self.server.url(self.path), wait_until="domcontentloaded", timeout=timeout * 1000)
         self.notebook.locator(".jp-Cell").first.wait_for(timeout=timeout * 1000)
         self.wait_for_kernel(timeout=timeout)
@@ -329,18 +342,27 @@ class NotebookPage:
             else:
                 settled_since = None
             if time.monotonic() > deadline:
-                raise AssertionError(f"cells still running after {timeout:.0f} s: prompts {[p for p, _ in states]}, kernel {self.kernel_status()!r}")
+                raise AssertionError(
+                    f"cells still running after {timeout:.0f} s: prompts {[p for p, _ in states]}, kernel {self.kernel_status()!r}"
+                )
             self.page.wait_for_timeout(200)
 
     def widget_errors(self) -> list[str]:
         """Texts of outputs where a widget failed to display (only outputs are searched, not the prose)."""
         texts = self.notebook.locator(".jp-OutputArea-output").all_inner_texts()
-        return [line for text in texts for line in text.splitlines() if "Error displaying widget" in line or "Error rendering" in line]
+        return [
+            line
+            for text in texts
+            for line in text.splitlines()
+            if "Error displaying widget" in line or "Error rendering" in line
+        ]
 
     def error_outputs(self) -> list[str]:
         """Error outputs (tracebacks) in the notebook, as text."""
-        return self.notebook.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"], '
-                                     '.jp-RenderedText[data-mime-type="application/vnd.jupyter.error"]').all_inner_texts()
+        return self.notebook.locator(
+            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"], '
+            '.jp-RenderedText[data-mime-type="application/vnd.jupyter.error"]'
+        ).all_inner_texts()
 
     def screenshot(self, name: str, full_page: bool = True) -> Path:
         path = OUTPUT_DIR / f"{name}.png"

@@ -31,7 +31,7 @@ def test_knowledge_check_in_jupyterlab(open_notebook):
 
     quiz = load_bank("final")
     nb = open_notebook(NOTEBOOK)
-    page, notebook = nb.page, nb.notebook
+    _page, notebook = nb.page, nb.notebook
 
     # -- stored outputs, before anything runs: the static fallback --------------------------------------------
     static = notebook.locator(".course-quiz-static")
@@ -65,7 +65,9 @@ def test_knowledge_check_in_jupyterlab(open_notebook):
     box.locator(".quiz-check").click()
     expect(feedback).to_contain_text("Not quite")
     expect(feedback).to_contain_text(first_sentence(question.options[wrong].feedback))
-    assert first_sentence(question.explanation) not in feedback.inner_text(), "a wrong answer must not reveal the explanation"
+    assert first_sentence(question.explanation) not in feedback.inner_text(), (
+        "a wrong answer must not reveal the explanation"
+    )
 
     box.locator(f".quiz-option-{'abcd'[right]} input").click()
     expect(box.locator(f".quiz-option-{'abcd'[wrong]} input")).not_to_be_checked()  # radio behaviour

@@ -57,13 +57,22 @@ def test_deck_renders_offline(notebook, decks, offline_context):
     page = offline_context.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: message.type == "error" and "about:blank" not in message.text
-            and "ERR_FAILED" not in message.text and errors.append(message.text))
+    page.on(
+        "console",
+        lambda message: (
+            message.type == "error"
+            and "about:blank" not in message.text
+            and "ERR_FAILED" not in message.text
+            and errors.append(message.text)
+        ),
+    )
     try:
         page.goto(deck.path.as_uri(), wait_until="load")
         page.wait_for_function("window.Reveal && Reveal.isReady()")
         # MathJax 2 typesets the whole deck once at load; wait until its queue is empty
-        page.wait_for_function("window.MathJax && MathJax.isReady && MathJax.Hub.queue.pending === 0 && !MathJax.Hub.queue.running")
+        page.wait_for_function(
+            "window.MathJax && MathJax.isReady && MathJax.Hub.queue.pending === 0 && !MathJax.Hub.queue.running"
+        )
         page.wait_for_timeout(200)
         state = page.evaluate("""() => ({
             slides: Reveal.getTotalSlides(),
