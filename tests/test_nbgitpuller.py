@@ -67,13 +67,26 @@ def cell(path: Path, index: int) -> str:
     return nbformat.read(path, as_version=4).cells[index].source
 
 
+def softmax_cell(path: Path) -> int:
+    """The index of the code cell where the learner writes softmax (the check cell follows it)."""
+    cells = nbformat.read(path, as_version=4).cells
+    return next(i for i, c in enumerate(cells) if c.cell_type == "code" and c.source.startswith("def softmax"))
+
+
+def title_cell(path: Path) -> int:
+    """The index of the notebook's title (the first markdown cell; a setup cell may come before it)."""
+    cells = nbformat.read(path, as_version=4).cells
+    return next(i for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source.startswith("# "))
+
+
 def learner_solves_softmax(clone: Path) -> None:
     """The learner writes softmax and runs its check cell (an output and an execution count appear)."""
     notebook = nbformat.read(clone / EXERCISE, as_version=4)
-    notebook.cells[4].source = SOLUTION
-    notebook.cells[4].execution_count = 1
-    notebook.cells[5].execution_count = 2
-    notebook.cells[5].outputs = [
+    code = softmax_cell(clone / EXERCISE)
+    notebook.cells[code].source = SOLUTION
+    notebook.cells[code].execution_count = 1
+    notebook.cells[code + 1].execution_count = 2
+    notebook.cells[code + 1].outputs = [
         nbformat.v4.new_output("stream", name="stdout", text="✅ softmax: all tests passed.\n")
     ]
     nbformat.write(notebook, clone / EXERCISE)
@@ -85,10 +98,12 @@ def test_update_keeps_the_learners_edits_and_brings_the_rest(course):
     (clone / "my_notes.md").write_text("my own notes\n")
 
     # The instructor fixes the exercise's introduction, changes a lesson, adds a new notebook.
-    fixed_title = cell(upstream / EXERCISE, 0).replace("# Exercise 02", "# Exercise 02 (revised)")
-    edit_cell(upstream / EXERCISE, 0, fixed_title)
-    lesson_cell = cell(upstream / LESSON, 0) + "\n\n*Updated for this term.*"
-    edit_cell(upstream / LESSON, 0, lesson_cell)
+    title, lesson_title = title_cell(upstream / EXERCISE), title_cell(upstream / LESSON)
+    fixed_title = cell(upstream / EXERCISE, title).replace("# Exercise 02", "# Exercise 02 (revised)")
+    assert fixed_title != cell(upstream / EXERCISE, title), "the instructor's fix must change the title"
+    edit_cell(upstream / EXERCISE, title, fixed_title)
+    lesson_cell = cell(upstream / LESSON, lesson_title) + "\n\n*Updated for this term.*"
+    edit_cell(upstream / LESSON, lesson_title, lesson_cell)
     (upstream / "notebooks" / "09_new.ipynb").write_text(json.dumps(nbformat.v4.new_notebook(), indent=1))
     git(upstream, "add", "-A")
     git(upstream, "commit", "-q", "-m", "Term update")
@@ -97,10 +112,11 @@ def test_update_keeps_the_learners_edits_and_brings_the_rest(course):
 
     exercise = nbformat.read(clone / EXERCISE, as_version=4)
     nbformat.validate(exercise)  # the merged notebook is still a valid notebook
-    assert exercise.cells[4].source == SOLUTION, "the learner's solution was lost"
-    assert exercise.cells[5].outputs[0]["text"].startswith("✅"), "the learner's output was lost"
-    assert exercise.cells[0].source == fixed_title, "the instructor's fix in the same notebook did not arrive"
-    assert cell(clone / LESSON, 0) == lesson_cell, "the changed lesson did not arrive"
+    code = softmax_cell(clone / EXERCISE)
+    assert exercise.cells[code].source == SOLUTION, "the learner's solution was lost"
+    assert exercise.cells[code + 1].outputs[0]["text"].startswith("✅"), "the learner's output was lost"
+    assert exercise.cells[title].source == fixed_title, "the instructor's fix in the same notebook did not arrive"
+    assert cell(clone / LESSON, lesson_title) == lesson_cell, "the changed lesson did not arrive"
     assert (clone / "notebooks" / "09_new.ipynb").exists(), "the new notebook did not arrive"
     assert (clone / "my_notes.md").read_text() == "my own notes\n", "the learner's own file was touched"
 
@@ -109,16 +125,17 @@ def test_a_conflicting_change_keeps_the_learners_version(course):
     """Upstream changes the very cell the learner edited: nbgitpuller merges with -Xours, the learner's side wins."""
     upstream, clone = course
     learner_solves_softmax(clone)
-    edit_cell(
-        upstream / EXERCISE, 4, cell(upstream / EXERCISE, 4).replace("Numerically stable", "A numerically stable")
-    )
+    code = softmax_cell(upstream / EXERCISE)
+    changed = cell(upstream / EXERCISE, code).replace("Numerically stable", "A numerically stable")
+    assert changed != cell(upstream / EXERCISE, code), "upstream must change the learner's cell"
+    edit_cell(upstream / EXERCISE, code, changed)
     git(upstream, "commit", "-q", "-am", "Docstring")
 
     pull(upstream, clone)
 
     exercise = nbformat.read(clone / EXERCISE, as_version=4)
     nbformat.validate(exercise)
-    assert exercise.cells[4].source == SOLUTION
+    assert exercise.cells[code].source == SOLUTION
 
 
 def test_a_deleted_notebook_comes_back_fresh_and_a_clashing_file_is_renamed(course):
