@@ -47,7 +47,9 @@ def test_a_quiz_answered_with_the_keyboard_alone(open_notebook):
     assert focused(page, ".course-quiz")
 
     tab_to(page, f".quiz-q-{numeric.id} .quiz-number")
-    page.keyboard.type(f"{numeric.answer:g}")
+    typed = f"{numeric.answer:g}"
+    page.keyboard.type(typed, delay=50)  # a key at a time: a busy machine dropped keys typed at full speed
+    expect(number_box.locator(".quiz-number input")).to_have_value(typed, timeout=30_000)
     tab_to(page, f".quiz-q-{numeric.id} .quiz-check")
     page.keyboard.press("Enter")
     expect(number_box.locator(".quiz-feedback")).to_contain_text("Correct", timeout=30_000)
