@@ -43,6 +43,12 @@ QUESTION_KEYS = {
         "explanation",
     },
 }
+# Every question may also say where its numbers come from (checked by tests/test_quiz_quotes.py, not at load):
+# "quotes" lists numbers read from a notebook's stored outputs, "exact" the numbers that are arithmetic or settings.
+EVIDENCE_KEYS = {"quotes", "exact"}
+for _keys in QUESTION_KEYS.values():
+    _keys |= EVIDENCE_KEYS
+QUOTE_KEYS = {"number", "output", "notebook"}
 OPTION_KEYS = {"text", "correct", "feedback"}
 MISTAKE_KEYS = {"answer", "feedback"}
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -280,6 +286,25 @@ class _Validator:
     def fail(self, question_id: str | None, problem: str) -> QuizBankError:
         return QuizBankError(self.path, question_id, problem)
 
+    def evidence(self, raw: dict, qid: str) -> None:
+        """``quotes:`` is a list of {number, output[, notebook]}, ``exact:`` a list of numbers written as strings."""
+        quotes = raw.get("quotes", [])
+        if not isinstance(quotes, list):
+            raise self.fail(qid, '"quotes:" must be a list of entries with "number:" and "output:".')
+        for item in quotes:
+            if not isinstance(item, dict) or not {"number", "output"} <= set(item):
+                raise self.fail(qid, 'each entry of "quotes:" needs "number:" (as the text writes it) and "output:".')
+            self.unknown_keys(item, QUOTE_KEYS, '"quotes:"', qid)
+            try:
+                re.compile(str(item["output"]))
+            except re.error as error:
+                raise self.fail(
+                    qid, f'"output: {item["output"]}" is not a valid regular expression ({error}).'
+                ) from None
+        exact = raw.get("exact", [])
+        if not isinstance(exact, list) or not all(isinstance(number, str) for number in exact):
+            raise self.fail(qid, "\"exact:\" must be a list of numbers written in quotes, e.g. ['0.2447'].")
+
     def unknown_keys(self, mapping: dict, allowed: set[str], where: str, question_id: str | None) -> None:
         for key in mapping:
             if key not in allowed:
@@ -388,6 +413,7 @@ class _Validator:
         if kind not in KINDS:
             raise self.fail(qid, f"unknown kind {_nice(kind)}; use one of: {', '.join(KINDS)}.")
         self.unknown_keys(raw, QUESTION_KEYS[kind], f"a {kind} question", qid)
+        self.evidence(raw, qid)
         topic = raw.get("topic")
         if not isinstance(topic, str) or topic not in TOPICS:
             close = difflib.get_close_matches(str(topic), list(TOPICS), n=1)
