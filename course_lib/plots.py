@@ -415,6 +415,25 @@ def show_figure(fig=None, alt: str | None = None) -> str:
 # --------------------------------------------------------------------------- figures of notebooks 01 and 02
 
 
+def saturation_panels(d_ks: Sequence[int], results: dict):
+    """Notebook 02, section 3: two panels over ``d_k`` (log scale), unscaled against scaled scores.
+
+    ``results[name][measure]`` holds one number per ``d_k`` for ``name`` in ``("unscaled", "scaled")``; the left
+    panel draws ``"saturated"`` (share of rows whose largest weight is above 0.99), the right one ``"jacobian"``
+    (median ‖∂p/∂s‖_F over the rows, log scale). Returns the figure.
+    """
+    fig, (ax_sat, ax_jac) = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, measure, ylabel, title, logy in (
+        (ax_sat, "saturated", "share of rows with max weight > 0.99", "Without scaling, softmax saturates", False),
+        (ax_jac, "jacobian", "median ‖∂p/∂s‖ (log scale)", "…and its gradient vanishes", True),
+    ):
+        curves = {name: results[name][measure] for name in ("unscaled", "scaled")}
+        line_plot(d_ks, curves, "d_k (log scale)", ylabel, title, logy=logy, ax=ax)
+        ax.set_xscale("log", base=2)
+    fig.tight_layout()
+    return fig
+
+
 # --------------------------------------------------------------------------- figures of notebooks 03 and 04
 
 
