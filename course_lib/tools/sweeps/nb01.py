@@ -115,6 +115,13 @@ def lstm_budget(
             recent = history["loss"][max(0, step - 500) : step]
             accuracy = accuracy_at[step]
             table.add(seed, step, sum(recent) / len(recent), *accuracy, accuracy[0] - accuracy[-1])
+    for step in checkpoints:
+        rows = [row for row in table.rows if row[1] == step]
+        by_n = " / ".join(span([row[3 + i] for row in rows], 2) for i in range(len(ITEM_COUNTS)))
+        table.notes.append(
+            f"after {step:,} steps: N = {' / '.join(map(str, ITEM_COUNTS))} at {by_n}; "
+            f"N={ITEM_COUNTS[0]} minus N={ITEM_COUNTS[-1]}: {span([row[-1] for row in rows], 2)}"
+        )
     table.notes.append(
         "Longer training helps at every N (the LSTM was short of training), yet at every budget accuracy falls as N "
         "doubles: with one vector of 64 numbers, more items cost accuracy however long it trains."
