@@ -507,7 +507,27 @@ def distance_heatmap(outputs, row_words, column_words, title: str, ax=None, xlab
     return distances
 
 
-def code_similarity_figure(similarity, offsets, by_offset: dict, formula):
+def answer_bars(probabilities, class_names: Sequence[str], sentences: Sequence[str], answers, title: str):
+    """Notebook 04: a model's probability for every class, one panel per sentence, the right answer in green.
+
+    ``probabilities`` is ``(num_sentences, num_classes)``; ``answers`` holds the index of the right class per
+    sentence. Returns the figure.
+    """
+    probabilities = torch.as_tensor(probabilities).detach().float()
+    fig, axes = plt.subplots(1, len(sentences), figsize=(5 * len(sentences), 3), sharey=True, squeeze=False)
+    for ax, row, sentence, answer in zip(axes[0], probabilities.tolist(), sentences, answers):
+        answer = int(answer)
+        colours = [PALETTE["green"] if k == answer else "grey" for k in range(len(class_names))]
+        ax.bar(list(class_names), row, color=colours)
+        ax.set_title(f'"{sentence}" (answer: {class_names[answer]}, green)', fontsize=10)
+        ax.set_ylim(0, 1)
+    axes[0][0].set_ylabel("probability")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def similarity_figure(similarity, offsets, by_offset: dict, formula):
     """Notebook 04 §3.4: left, ``PE[p] · PE[q]`` for every pair of positions; right, the dot product against the
     offset ``k`` for a few starting positions (``by_offset = {label: values over offsets}``) and from the formula.
     Returns the figure."""
@@ -529,7 +549,7 @@ def code_similarity_figure(similarity, offsets, by_offset: dict, formula):
     return fig
 
 
-def position_code_figure(pe, similarity, p: int, fig):
+def code_row_figure(pe, similarity, p: int, fig):
     """Notebook 04 §3.5, drawn on ``fig``: the table of codes ``pe`` ``(seq_len, d_model)`` with an arrow at row
     ``p``; that row ``PE[p]`` as bars in the table's colours; and ``PE[p] · PE[q]`` for every ``q`` (a row of
     ``similarity``). Returns the figure."""

@@ -52,19 +52,28 @@ def test_distance_heatmap_returns_the_distances_it_draws():
     assert ax.texts[0].get_text() == f"{distances[0, 0].item():.2f}"
 
 
-def test_code_similarity_figure_labels_its_colourbar():
+def test_similarity_figure_labels_its_colourbar():
     pe = sinusoidal_encoding(50, 16)
     similarity = pe @ pe.T
     offsets = torch.arange(-5, 6)
-    fig = plots.code_similarity_figure(similarity, offsets, {"from 20": similarity[20, 20 + offsets]}, offsets * 0.0)
+    fig = plots.similarity_figure(similarity, offsets, {"from 20": similarity[20, 20 + offsets]}, offsets * 0.0)
     colourbar = fig.axes[-1]
     assert colourbar.get_ylabel(), "the colourbar says what its colours mean"
 
 
-def test_position_code_figure_shows_row_p():
+def test_code_row_figure_shows_row_p():
     pe = sinusoidal_encoding(30, 8)
-    fig = plots.position_code_figure(pe, pe @ pe.T, 7, plt.figure())
+    fig = plots.code_row_figure(pe, pe @ pe.T, 7, plt.figure())
     ax_table, ax_code, ax_similarity = fig.axes
     assert [round(bar.get_height(), 5) for bar in ax_code.patches] == [round(v, 5) for v in pe[7].tolist()]
     assert ax_similarity.get_lines()[0].get_ydata().tolist() == pytest.approx((pe @ pe.T)[7].tolist())
     assert ax_table.get_lines()[0].get_ydata().tolist() == [7], "the arrow points at row p"
+
+
+def test_answer_bars_colours_the_right_answer():
+    probabilities = torch.tensor([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+    fig = plots.answer_bars(probabilities, ["a", "b", "c"], ["s one", "s two"], [0, 2], "t")
+    for ax, answer, row in zip(fig.axes, [0, 2], probabilities.tolist()):
+        assert [round(bar.get_height(), 6) for bar in ax.patches] == [round(v, 6) for v in row]
+        green = [k for k, bar in enumerate(ax.patches) if bar.get_facecolor()[:3] != (0.5019607843137255,) * 3]
+        assert green == [answer], "only the right answer is in colour"
