@@ -437,6 +437,167 @@ def saturation_panels(d_ks: Sequence[int], results: dict):
 # --------------------------------------------------------------------------- figures of notebooks 03 and 04
 
 
+def split_heads_picture(labels, right, wrong, d_head: int, colours: Sequence[str] | None = None):
+    """Notebook 03's picture of the head split: where every entry of the queries ends up.
+
+    ``labels`` ``(seq, d_model)`` holds ``100 * token + feature`` in each entry; ``right`` and ``wrong`` are
+    ``(num_heads, seq, d_head)``: the split done with reshape + transpose, and with reshape alone. Each cell is
+    coloured by the head its feature belongs to and shows its token (``t0``, ``t1``, ...). Returns the figure.
+    """
+    colours = list(colours or COLORS)
+    num_heads = right.shape[0]
+
+    def draw(ax, matrix, title):
+        token, feature = (matrix // 100).long(), (matrix % 100).long()
+        image = [[mpl.colors.to_rgba(colours[f // d_head], 0.55) for f in row] for row in feature.tolist()]
+        ax.imshow(image)
+        for i in range(matrix.shape[0]):
+            for j in range(matrix.shape[1]):
+                ax.text(j, i, f"t{token[i, j]}", ha="center", va="center", fontsize=7)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_title(title, fontsize=9)
+
+    fig = plt.figure(figsize=(11, 5.2))
+    grid = fig.add_gridspec(2, num_heads + 1, width_ratios=[num_heads * d_head] + [d_head] * num_heads)
+    grid.update(wspace=0.25, hspace=0.45)
+    draw(
+        fig.add_subplot(grid[:, 0]),
+        labels,
+        "queries of one sequence (seq × d_model)\ncolour = head the feature belongs to",
+    )
+    for head in range(num_heads):
+        draw(fig.add_subplot(grid[0, head + 1]), right[head], f"right: head {head}")
+        draw(fig.add_subplot(grid[1, head + 1]), wrong[head], f"wrong: 'head' {head}")
+    return fig
+
+
+def share_bars(
+    categories: Sequence[str],
+    series: dict,
+    title: str,
+    ylabel: str = "share of sentences\n(strongest link from [V])",
+    threshold: tuple[float, str] | None = None,
+    ax=None,
+):
+    """Grouped bars, one group per category and one bar per series: ``series = {label: [value per category]}``.
+
+    Notebook 03 uses it for "where does the head's strongest link from [V] land". ``threshold=(y, label)`` adds a
+    dashed line (an asserted bound). Returns the ``Axes``.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 3.8))
+    width = 0.8 / len(series)
+    centres = torch.arange(len(categories)).float()
+    for number, (label, values) in enumerate(series.items()):
+        offset = (number - (len(series) - 1) / 2) * width
+        ax.bar((centres + offset).tolist(), [float(v) for v in values], width=width, label=label)
+    if threshold is not None:
+        ax.axhline(threshold[0], color="grey", linestyle="--", linewidth=1, label=threshold[1])
+    ax.set_xticks(centres.tolist(), list(categories))
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, 1.3)  # room for the legend above the bars
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="upper center", ncol=len(series) + (threshold is not None))
+    return ax
+
+
+def distance_heatmap(outputs, row_words, column_words, title: str, ax=None, xlabel: str = "", ylabel: str = ""):
+    """Notebook 04: the distance between every output vector of one sentence (rows) and of another (columns).
+
+    ``outputs`` is ``(2, seq, d_model)``; each cell shows its distance. Returns the ``(seq, seq)`` distances.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 4.5))
+    distances = torch.cdist(outputs[0], outputs[1])  # (seq, seq)
+    top = distances.max().item()
+    ax.imshow(distances, cmap="magma", vmin=0, vmax=top)
+    ax.set_xticks(range(len(column_words)), column_words, rotation=45, ha="right")
+    ax.set_yticks(range(len(row_words)), row_words)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    for i in range(distances.shape[0]):
+        for j in range(distances.shape[1]):
+            value = distances[i, j].item()
+            colour = "white" if value < 0.6 * top else "black"
+            ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize=8, color=colour)
+    ax.set_title(title, fontsize=10)
+    return distances
+
+
+def answer_bars(probabilities, class_names: Sequence[str], sentences: Sequence[str], answers, title: str):
+    """Notebook 04: a model's probability for every class, one panel per sentence, the right answer in green.
+
+    ``probabilities`` is ``(num_sentences, num_classes)``; ``answers`` holds the index of the right class per
+    sentence. Returns the figure.
+    """
+    probabilities = torch.as_tensor(probabilities).detach().float()
+    fig, axes = plt.subplots(1, len(sentences), figsize=(5 * len(sentences), 3), sharey=True, squeeze=False)
+    for ax, row, sentence, answer in zip(axes[0], probabilities.tolist(), sentences, answers):
+        answer = int(answer)
+        colours = [PALETTE["green"] if k == answer else "grey" for k in range(len(class_names))]
+        ax.bar(list(class_names), row, color=colours)
+        ax.set_title(f'"{sentence}" (answer: {class_names[answer]}, green)', fontsize=10)
+        ax.set_ylim(0, 1)
+    axes[0][0].set_ylabel("probability")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def similarity_figure(similarity, offsets, by_offset: dict, formula):
+    """Notebook 04 §3.4: left, ``PE[p] · PE[q]`` for every pair of positions; right, the dot product against the
+    offset ``k`` for a few starting positions (``by_offset = {label: values over offsets}``) and from the formula.
+    Returns the figure."""
+    fig, (ax_matrix, ax_curve) = plt.subplots(1, 2, figsize=(11, 4.2), gridspec_kw={"width_ratios": [1, 1.25]})
+    image = ax_matrix.imshow(similarity, cmap=SEQUENTIAL, interpolation="nearest")
+    ax_matrix.set_xlabel("position q")
+    ax_matrix.set_ylabel("position p")
+    ax_matrix.set_title("PE[p] · PE[q]: brightest on the diagonal", fontsize=10)
+    fig.colorbar(image, ax=ax_matrix, fraction=0.046, pad=0.04, label="dot product PE[p] · PE[q]")
+    for number, (label, values) in enumerate(by_offset.items()):
+        ax_curve.plot(offsets, values, label=label, linewidth=4 if number == 0 else 1.5)
+    ax_curve.plot(offsets, formula, "k--", linewidth=1, label="Σ cos(k ω_i)")
+    ax_curve.set_xlabel("offset k = q − p")
+    ax_curve.set_ylabel("PE[p] · PE[p + k]")
+    ax_curve.set_title("The closer two positions, the more alike their codes", fontsize=10)
+    ax_curve.grid(True, alpha=0.3)
+    ax_curve.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def code_row_figure(pe, similarity, p: int, fig):
+    """Notebook 04 §3.5, drawn on ``fig``: the table of codes ``pe`` ``(seq_len, d_model)`` with an arrow at row
+    ``p``; that row ``PE[p]`` as bars in the table's colours; and ``PE[p] · PE[q]`` for every ``q`` (a row of
+    ``similarity``). Returns the figure."""
+    seq_len, d_model = pe.shape
+    ax_table, ax_code, ax_similarity = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1, 1.1, 1.1]})
+    ax_table.imshow(pe, aspect="auto", cmap=DIVERGING, vmin=-1, vmax=1, interpolation="nearest")
+    ax_table.plot([d_model + 1.5], [p], marker="<", color="black", markersize=9, clip_on=False)  # the arrow
+    ax_table.set_xlim(-0.5, d_model - 0.5)
+    ax_table.set_xlabel("feature")
+    ax_table.set_ylabel("position")
+    ax_table.set_title(f"Row {p} of the table (at the arrow)", fontsize=10)
+    code = pe[p]  # (d_model,)
+    ax_code.bar(range(d_model), code, color=plt.get_cmap(DIVERGING)((code + 1) / 2), edgecolor="grey", linewidth=0.3)
+    ax_code.set_ylim(-1.05, 1.05)
+    ax_code.set_xlabel("feature")
+    ax_code.set_ylabel("value")
+    ax_code.set_title(f"PE[{p}]: the code of position {p}", fontsize=10)
+    ax_similarity.plot(range(seq_len), similarity[p], color=PALETTE["blue"])
+    ax_similarity.axvline(p, color="black", linestyle=":", linewidth=1, label=f"q = p = {p}")
+    ax_similarity.set_ylim(similarity.min().item() - 2, similarity.max().item() + 2)
+    ax_similarity.set_xlabel("position q")
+    ax_similarity.set_ylabel(f"PE[{p}] · PE[q]")
+    ax_similarity.set_title(f"How alike each position's code is to PE[{p}]", fontsize=10)
+    ax_similarity.grid(True, alpha=0.3)
+    ax_similarity.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
 # --------------------------------------------------------------------------- figures of notebooks 05, 06 and 07
 
 

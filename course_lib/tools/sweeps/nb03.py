@@ -60,17 +60,19 @@ def head_split(
     *,
     num_heads: int = 4,
     d_model: int = 64,
-    d_ff: int = 128,
+    d_ff: int | None = None,
     steps: int = 400,
     token_std: float = 0.02,
     default_init_too: bool = True,
 ) -> Table:
     """Section 4.4: does one head take the subject and another the clause noun? With the notebook's token init
-    (std 0.02) and, for comparison, with nn.Embedding's default (std 1)."""
+    (std 0.02) and, for comparison, with nn.Embedding's default (std 1). ``d_ff`` defaults to ``2 * d_model``, as
+    in the notebook's ``make_model``, so ``--set d_model=32`` gives the narrower model of its section 4.2."""
+    d_ff = 2 * d_model if d_ff is None else d_ff
     test = agreement.agreement_batch(2000, torch.Generator().manual_seed(2024), target="both")
     inits = [token_std] + ([None] if default_init_too else [])
     table = Table(
-        f"{num_heads} heads (d_model {d_model}), both questions, {steps} steps: the best head on the subject, "
+        f"{num_heads} heads (d_model {d_model}, d_ff {d_ff}), both questions, {steps} steps: the best head on the subject, "
         "a different head on the clause noun",
         ["seed", "token init", "accuracy", "subject head", "clause head (another)", "split (both ≥ 0.7)"],
     )
