@@ -173,7 +173,7 @@ SWEEPS: tuple[Sweep, ...] = (
     Sweep(
         "lstm-curriculum",
         "06",
-        "an LSTM trained on a mix of lengths learns the first token at every length",
+        "an LSTM trained 1,000 steps on a mix of lengths: above chance at every length, by how much depends on the seed",
         f"{_HERE}.nb06:lstm_curriculum",
         seeds=3,
         minutes=2,
