@@ -156,7 +156,7 @@ SWEEPS: tuple[Sweep, ...] = (
     Sweep(
         "init-scale",
         "05",
-        "weights started 3x too large: without LayerNorm training fails, with pre-LN it copes",
+        "weights started at 0.3x or 3x their size: LayerNorm copes with too small, not with 3x in 150 steps",
         f"{_HERE}.nb05:init_scale",
         seeds=3,
         minutes=2,
