@@ -600,5 +600,198 @@ def code_row_figure(pe, similarity, p: int, fig):
 
 # --------------------------------------------------------------------------- figures of notebooks 05, 06 and 07
 
+# The two wirings of a Transformer block, bottom (input) to top (output): (number, label, kind). The numbers
+# follow the data: ① is the first thing the block's input meets. Both wirings have the same six steps in a
+# different order; pre-LN only moves each LayerNorm from after the addition to before the sublayer.
+BLOCK_WIRINGS = {
+    "post-LN": (
+        ("①", "Multi-head self-attention", "attention"),
+        ("②", "add", "add"),
+        ("③", "LayerNorm", "norm"),
+        ("④", "Feed-forward (each token)", "ffn"),
+        ("⑤", "add", "add"),
+        ("⑥", "LayerNorm", "norm"),
+    ),
+    "pre-LN": (
+        ("①", "LayerNorm", "norm"),
+        ("②", "Multi-head self-attention", "attention"),
+        ("③", "add", "add"),
+        ("④", "LayerNorm", "norm"),
+        ("⑤", "Feed-forward (each token)", "ffn"),
+        ("⑥", "add", "add"),
+    ),
+}
+# Each skip connection: (the step it branches off just below, the add it joins), as indices into the steps above.
+BLOCK_SKIPS = {"post-LN": ((0, 1), (3, 4)), "pre-LN": ((0, 2), (3, 5))}
+_WIRING_TITLES = {
+    "post-LN": "Post-LN (the 2017 paper)\nx ← LayerNorm(x + F(x))",
+    "pre-LN": "Pre-LN (GPT-2 and most models today)\nx ← x + F(LayerNorm(x))",
+}
+
+
+def _draw_wiring(ax, steps, skips, title: str, stack_label: str | None, output: str) -> None:
+    fills = {"attention": PALE["sky"], "ffn": PALE["green"], "norm": PALE["yellow"]}
+    skip_color = PALETTE["vermillion"]
+    centre, width, gap = 5.0, 4.6, 1.15
+    ys = [gap * (i + 1) for i in range(len(steps))]
+    top = gap * (len(steps) + 1)
+    ax.text(centre, 0, "input x: (batch, seq, d_model)", ha="center", va="center", fontsize=9.5, style="italic")
+    ax.text(centre, top, output, ha="center", va="center", fontsize=9.5, style="italic")
+    for y, (number, label, kind) in zip(ys, steps):
+        if kind == "add":
+            ax.add_patch(mpl.patches.Circle((centre, y), 0.28, facecolor="white", edgecolor="black", zorder=3))
+            ax.text(centre, y, "+", ha="center", va="center", fontsize=14, zorder=4)
+            ax.text(centre - 0.45, y, f"{number} add", ha="right", va="center", fontsize=10, zorder=4)
+        else:
+            ax.add_patch(
+                mpl.patches.FancyBboxPatch(
+                    (centre - width / 2, y - 0.3),
+                    width,
+                    0.6,
+                    boxstyle="round,pad=0.05",
+                    facecolor=fills[kind],
+                    edgecolor="black",
+                    zorder=3,
+                )
+            )
+            ax.text(centre, y, f"{number} {label}", ha="center", va="center", fontsize=10, zorder=4)
+    levels = [0.0, *ys, top]
+    kinds = ["io", *[kind for _, _, kind in steps], "io"]
+    for (y, kind), (y_next, kind_next) in zip(zip(levels, kinds), zip(levels[1:], kinds[1:])):
+        start = y + {"add": 0.28, "io": 0.2}.get(kind, 0.36)
+        end = y_next - {"add": 0.28, "io": 0.2}.get(kind_next, 0.36)
+        ax.annotate("", xy=(centre, end), xytext=(centre, start), arrowprops=dict(arrowstyle="->", lw=1.2))
+    side = centre + width / 2 + 0.6
+    for below, add in skips:
+        y_from = (levels[below] + levels[below + 1]) / 2  # on the arrow into step `below`
+        y_to = ys[add]
+        ax.plot([centre, side, side], [y_from, y_from, y_to], color=skip_color, ls="-", lw=2, zorder=2)
+        ax.plot([centre], [y_from], "o", color=skip_color, markersize=5, zorder=2)
+        ax.annotate(
+            "", xy=(centre + 0.3, y_to), xytext=(side, y_to), arrowprops=dict(arrowstyle="->", color=skip_color, lw=2)
+        )
+        ax.text(side + 0.12, (y_from + y_to) / 2, "skip", color=skip_color, fontsize=9, va="center")
+    if stack_label:
+        ax.plot(
+            [1.9, 1.6, 1.6, 1.9], [ys[0] - 0.4, ys[0] - 0.4, ys[-1] + 0.4, ys[-1] + 0.4], color="grey", ls="-", lw=1.5
+        )
+        ax.text(1.4, (ys[0] + ys[-1]) / 2, stack_label, rotation=90, ha="right", va="center", color="dimgrey")
+    ax.set_xlim(0, 10)
+    ax.set_ylim(-0.5, top + 0.8)
+    ax.set_title(title, fontsize=11)
+    ax.axis("off")
+
+
+def block_wiring_diagram(stack_label: str | None = None, suptitle: str | None = None):
+    """Draw a post-LN and a pre-LN Transformer block side by side (notebooks 05 and 06) and return the figure.
+
+    Data flows upwards; every step is numbered ①–⑥ in the order the data reaches it (``BLOCK_WIRINGS``); red arrows
+    are the skip connections. ``stack_label`` (e.g. ``"× n_blocks"``) brackets the block to show it repeats.
+    """
+    fig, axes = plt.subplots(1, 2, figsize=(11, 6))
+    for ax, (name, steps) in zip(axes, BLOCK_WIRINGS.items()):
+        output = "output: same shape → next block" + (
+            "\n(after the last block: a final LayerNorm)" if name == "pre-LN" else ""
+        )
+        _draw_wiring(ax, steps, BLOCK_SKIPS[name], _WIRING_TITLES[name], stack_label, output)
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=12)
+    fig.tight_layout()
+    return fig
+
+
+def running_mean(values, window: int = 10) -> list[float]:
+    """Mean of the last ``window`` values at each step (fewer at the start): the trend through batch-to-batch noise."""
+    out = []
+    for i in range(len(values)):
+        recent = values[max(0, i - window + 1) : i + 1]
+        out.append(sum(recent) / len(recent))
+    return out
+
+
+def training_comparison(
+    losses: dict,
+    accuracies: dict,
+    *,
+    chance_loss: float,
+    chance: float,
+    loss_title: str,
+    accuracy_title: str,
+    colors: Sequence[str] | None = None,
+):
+    """Left: each run's loss per step (running mean of 10, log scale) against the chance loss; right: each run's test
+    accuracy as a bar against chance (notebook 05, section 4). ``losses``: name -> per-step losses; ``accuracies``:
+    name -> test accuracy, same names. A curve that ends on the chance line is drawn thick, above the line, and
+    labelled there, so that it cannot hide under it. Returns the figure."""
+    names = list(losses)
+    colors = list(colors or COLORS)
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(11, 4))
+    ax_loss.axhline(
+        chance_loss, color="grey", ls="--", lw=1, zorder=1, label=f"chance: ln {round(math.exp(chance_loss))}"
+    )
+    for name, color in zip(names, colors):
+        curve = running_mean(losses[name])
+        on_chance = abs(curve[-1] - chance_loss) < 0.05 * chance_loss
+        ax_loss.plot(curve, label=name, color=color, lw=3.5 if on_chance else 1.8, zorder=3 if on_chance else 2)
+        if on_chance:
+            ax_loss.annotate(
+                f"{name}: on the chance line",
+                (len(curve) - 1, curve[-1]),
+                xytext=(-5, 12),
+                textcoords="offset points",
+                ha="right",
+                color=color,
+                fontsize=9,
+            )
+    ax_loss.set_yscale("log")
+    ax_loss.set_xlabel("training step")
+    ax_loss.set_ylabel("cross-entropy loss (running mean, log)")
+    ax_loss.set_title(loss_title)
+    ax_loss.grid(True, alpha=0.3)
+    ax_loss.legend(fontsize=9)
+    bars = ax_acc.bar(names, [accuracies[name] for name in names], color=colors[: len(names)])
+    ax_acc.bar_label(bars, fmt="%.3f")
+    ax_acc.axhline(chance, color="grey", ls="--", lw=1, label=f"chance (1/{round(1 / chance)})")
+    ax_acc.set_ylim(0, 1.1)
+    ax_acc.set_ylabel("test accuracy")
+    ax_acc.set_title(accuracy_title)
+    ax_acc.legend(loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def readout_attention_figure(example_weights, token_labels, weight_on_first: dict):
+    """Notebook 06, section 2.4. Left: each head's attention weights from the readout (last position) over one
+    sequence, ``example_weights`` ``(heads, seq)`` with ``token_labels`` along the top; right: for each length L in
+    ``weight_on_first`` (L -> ``(heads,)`` mean weight on position 0), each head's weight against a uniform 1/(L+1).
+    Heads are counted from 0. Returns the figure."""
+    lengths = sorted(weight_on_first)
+    heads = len(example_weights)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 3.4), gridspec_kw={"width_ratios": [2.2, 1]})
+    attention_heatmap(
+        example_weights,
+        [f"head {h}" for h in range(heads)],
+        token_labels,
+        ax=left,
+        annotate=False,
+        title="From the readout (last position), attention goes to the class token C",
+    )
+    left.set_aspect("auto")
+    left.set_ylabel("readout position,\nattending with")
+    for head in range(heads):
+        right.plot(lengths, [float(weight_on_first[L][head]) for L in lengths], marker="o", label=f"head {head}")
+    right.plot(lengths, [1 / (L + 1) for L in lengths], "--", color="grey", label="uniform: 1/(L+1)")
+    right.set_xscale("log")
+    right.set_xticks(lengths, [str(L) for L in lengths])
+    right.minorticks_off()
+    right.set_ylim(0, 1.05)
+    right.set_xlabel("L")
+    right.set_ylabel("mean weight on position 0")
+    right.set_title("Weight on the class token, by length")
+    right.grid(True, alpha=0.3)
+    right.legend(fontsize=8, loc="center left")
+    fig.tight_layout()
+    return fig
+
 
 # --------------------------------------------------------------------------- figures of notebook 08
