@@ -25,7 +25,8 @@ fetches web fonts). ``annotate`` is idempotent: a second run changes nothing. Co
 and execution count; only their ``slideshow`` metadata is set.
 
 ``export_decks`` writes one reveal.js deck per notebook with nbconvert's slides exporter and a template that loads
-nothing from the network: reveal.js (vendored in ``slides_assets/reveal.js``, MIT) and MathJax 2 (from the
+nothing from the network; on its own copy of the notebook it first hides check-only code, folds asserts and splits
+long slides so that every slide fits (``slides_fit.py``). The template: reveal.js (vendored in ``slides_assets/reveal.js``, MIT) and MathJax 2 (from the
 ``jupyter-server-mathjax`` package) are copied into ``_static/`` next to the decks.
 """
 
@@ -41,6 +42,7 @@ from pathlib import Path
 
 from .._validate import CommandError
 from ..syllabus import COURSE
+from .slides_fit import fit_notebook
 from .speaker_notes import NOTES_MARKER, restore_notes
 
 SLIDE_TYPES = ("slide", "subslide", "fragment", "-", "skip", "notes")
@@ -376,6 +378,7 @@ def export_decks(
         restore_notes(notebook)  # notes kept in cell metadata go back as notes cells: the speaker view shows them
         if not any("slideshow" in cell.metadata for cell in notebook.cells):
             annotate_notebook(notebook)  # an unannotated notebook still gives a sensible deck (the file is not changed)
+        fit_notebook(notebook)  # checks hidden or folded, long slides split (slides_fit.py; the file is not changed)
         body, _ = exporter.from_notebook_node(notebook, resources={"metadata": {"name": path.stem}})
         target = out_dir / f"{path.stem}.slides.html"
         target.write_text(body, encoding="utf-8")
