@@ -122,6 +122,14 @@ def with_notes_visible(notebook):
     return notebook
 
 
+def course_notebooks() -> list[Path]:
+    """The course's notebooks in teaching order (``course_lib.syllabus``), as ``slides.course_notebooks`` lists them."""
+    from ..syllabus import COURSE
+
+    folder = Path(__file__).resolve().parents[2] / "notebooks"
+    return [folder / row.file for row in COURSE if (folder / row.file).exists()]
+
+
 def _write_notebook(notebook, path: Path) -> None:
     import nbformat
 
@@ -145,8 +153,6 @@ def instructor_edition(out_dir: Path | str, notebooks: list[Path] | None = None,
     """Write copies of the notebooks into ``out_dir`` with every speaker note as a visible cell again."""
     import nbformat
 
-    from .slides import course_notebooks
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
@@ -162,8 +168,6 @@ def instructor_edition(out_dir: Path | str, notebooks: list[Path] | None = None,
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .slides import course_notebooks
-
     parser = argparse.ArgumentParser(
         prog="python -m course_lib.tools.speaker_notes",
         description="Move '**Speaker notes.**' cells into the metadata of the cell before them (out of the "
