@@ -5,8 +5,9 @@ Exports notebooks 01-07 as they are, opens each deck from file:// in a viewport 
 slides near the current one, and the deck fits each slide when it is shown), waits for MathJax, and counts the
 slides whose content is taller or wider than the slide: ``scrollHeight > clientHeight`` of the slide's <section>
 (which has ``max-height`` the deck's height and would scroll), or any element inside reaching past the slide's
-bottom or right edge (the speaker notes and the content of folded ``<details>`` take no room and are not counted). The number must be 0. The worst slides are listed with their first words, and a screenshot of
-each overflowing slide goes to test-output/slides-fit/.
+bottom or right edge (the speaker notes and the content of folded ``<details>`` take no room and are not counted).
+The number must be 0. It also prints how many slides the deck had to zoom down to fit, and the smallest zoom.
+Overflowing slides are listed with their first words, and a screenshot of each goes to test-output/slides-fit/.
 """
 
 from __future__ import annotations
