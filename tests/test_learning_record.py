@@ -50,14 +50,16 @@ def test_a_checked_quiz_answer_is_recorded(course):
     quiz = load_bank("02")
     view = QuizView(quiz)
     item = view.question_widget("soft-lookup")
-    item.options[1].value = True  # B: a wrong answer
+    (right,) = item.question.correct_indices  # display positions, after the engine's shuffle
+    wrong = (right + 1) % len(item.options)
+    item.options[wrong].value = True  # a wrong answer
     item.on_check()
-    item.options[3].value = True  # D: right (ticking D unticks B)
+    item.options[right].value = True  # right (ticking it unticks the wrong one)
     item.on_check()
     first, second = lines(course / "learning-record.jsonl")
     assert first["kind"] == "quiz" and first["quiz"] == "02" and first["question"] == "soft-lookup"
-    assert first["topic"] == "qkv_attention" and first["answer"] == "B" and first["correct"] is False
-    assert second["answer"] == "D" and second["correct"] is True
+    assert first["topic"] == "qkv_attention" and first["answer"] == "ABCDEFGH"[wrong] and first["correct"] is False
+    assert second["answer"] == "ABCDEFGH"[right] and second["correct"] is True
     assert set(first) == {"v", "time", "kind", "quiz", "question", "topic", "answer", "correct"}, "only these fields"
 
 

@@ -90,11 +90,7 @@ def test_each_bank_mixes_question_kinds_and_answer_positions():
     for name, quiz in QUIZZES.items():
         kinds = Counter(q.kind for q in quiz.questions)
         assert kinds["numeric"] >= 1 and kinds["single"] >= 1, f"bank {name}: {kinds}"
-        positions = Counter(q.correct_indices[0] for q in quiz.questions if q.kind == "single")
-        most_common = positions.most_common(1)[0][1]
-        assert most_common <= 0.6 * sum(positions.values()), (
-            f"bank {name}: the right answer sits too often at one letter {positions}"
-        )
+        # the position of the right answer is the engine's shuffle, checked pooled in tests/test_quiz_balance.py
 
 
 def test_question_ids_are_unique_across_banks():
@@ -237,7 +233,7 @@ def _naive_softmax(question):
     assert torch.isnan(naive).all()
     assert "nan" in correct_text(question)
     stable = ", ".join(f"{v:.4f}" for v in softmax(scores).tolist())
-    assert f"`tensor([{stable}])`" in question.options[0].text, "option a quotes the stable softmax"
+    assert any(f"`tensor([{stable}])`" in o.text for o in question.options), "an option quotes the stable softmax"
 
 
 def _temperature(question):
@@ -531,19 +527,24 @@ def test_every_numeric_answer_is_computed():
 def test_answer_formats():
     quiz = load_bank("03")
     single = quiz.question("split-heads-shape")
+    (right,) = single.correct_indices  # the display position, after the engine's shuffle
+    key = letter(right)
     assert (
-        single.check("c").correct
-        and single.check("C").correct
-        and single.check("(c)").correct
-        and single.check(2).correct
+        single.check(key).correct
+        and single.check(key.upper()).correct
+        and single.check(f"({key})").correct
+        and single.check(right).correct
     )
     multiple = quiz.question("heads-cost")
+    right_set = multiple.correct_indices
+    keys = [letter(i) for i in right_set]
+    assert len(keys) >= 2, "this test needs a multiple-choice question with several right options"
     assert (
-        multiple.check("a, b, d").correct
-        and multiple.check(["a", "b", "d"]).correct
-        and multiple.check({0, 1, 3}).correct
+        multiple.check(", ".join(keys)).correct
+        and multiple.check(keys).correct
+        and multiple.check(set(right_set)).correct
     )
-    assert multiple.check("abd".replace("", " ")).correct
+    assert multiple.check("".join(keys).replace("", " ")).correct
     numeric = quiz.question("mha-parameters")
     assert numeric.check("16,640").correct and numeric.check(" 16 640 ").correct and numeric.check(16640.0).correct
 
@@ -948,7 +949,7 @@ def test_unknown_bank_name_lists_the_banks():
 def test_cli_check_all_banks(capsys):
     assert cli_main(["quiz", "check"]) == 0
     out = capsys.readouterr().out
-    assert "All 7 banks are valid." in out and "OK    final.yaml" in out
+    assert "All 7 banks are valid and balanced." in out and "OK    final.yaml" in out
 
 
 def test_cli_check_reports_a_broken_file(tmp_path, capsys):

@@ -16,6 +16,7 @@ from IPython.core.formatters import DisplayFormatter
 from IPython.core.interactiveshell import InteractiveShell
 
 from course_lib.quiz import QuizAnswerError, QuizBankError, load_bank, show_quiz, show_summary
+from course_lib.quiz.render import markup
 from course_lib.quiz.widget import QuizView
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,7 +147,8 @@ def test_multiple_choice_feedback():
     item.options[wrong].value = True
     assert sum(box.value for box in item.options) == len(right) + 1, "multiple choice keeps every tick"
     item.check_button.click()
-    assert "Not quite" in item.feedback.value and question.options[wrong].feedback[:30] in item.feedback.value
+    shown = markup(question.options[wrong].feedback, paragraphs=False)  # the feedback as rendered Markdown
+    assert "Not quite" in item.feedback.value and shown[:30] in item.feedback.value
     item.options[wrong].value = False
     item.options[min(right)].value = False
     item.check_button.click()

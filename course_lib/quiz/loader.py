@@ -21,7 +21,7 @@ import yaml
 
 from ..syllabus import FINAL_CHECK, NOTEBOOKS, TOPICS, lessons
 from .errors import QuizBankError
-from .model import KINDS, Mistake, Option, Question, Quiz
+from .model import KINDS, Mistake, Option, Question, Quiz, display_order
 
 BANKS_DIR = Path(__file__).resolve().parent / "banks"
 
@@ -459,7 +459,7 @@ class _Validator:
             correct = item.get("correct", False)
             if not isinstance(correct, bool):
                 raise self.fail(qid, f'"correct:" in {where} must be true or false, got {_nice(correct)}.')
-            options.append(Option(text=text, correct=correct, feedback=item["feedback"].strip()))
+            options.append(Option(text=text, correct=correct, feedback=item["feedback"].strip(), bank_index=number - 1))
         texts = [option.text for option in options]
         for i, text in enumerate(texts):
             if text in texts[:i]:
@@ -473,7 +473,7 @@ class _Validator:
                 qid,
                 f'{right} options are marked "correct: true"; a single-choice question needs exactly one (or use "kind: multiple").',
             )
-        return tuple(options)
+        return tuple(options[i] for i in display_order(qid, len(options)))
 
     def numeric(self, raw: dict, qid: str, common: dict) -> Question:
         answer = self.number(raw, "answer", "a numeric question", qid)

@@ -6,12 +6,17 @@
 
 Answers: a single-choice question takes one option, as its letter (``"b"``) or its 0-based index (``1``);
 a multiple-choice question takes the set of options that hold (``"a, c"``, ``["a", "c"]`` or ``{0, 2}``);
-a numeric question takes a number (``16640``, ``"16,640"``). Options keep the order of the bank (no shuffling),
-so everything the quiz prints is deterministic.
+a numeric question takes a number (``16640``, ``"16,640"``).
+
+Options are shown in a shuffled order that depends only on the question's id (``display_order``): the same for every
+learner, every run and every rendering, so a class can discuss "option c" and stored outputs stay stable. The loader
+stores a question's options in that display order, so letters and 0-based indices always mean what the learner
+sees; ``Option.bank_index`` keeps the option's place in the bank file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -30,6 +35,21 @@ def letter(index: int) -> str:
     return LETTERS[index]
 
 
+# The salt makes the order the course's own; changing it reshuffles every question (do not, once a class has started).
+ORDER_SALT = "course-quiz-order"
+
+
+def display_order(question_id: str, count: int) -> tuple[int, ...]:
+    """The bank indices of a question's ``count`` options in the order they are shown, e.g. ``(2, 0, 3, 1)``.
+
+    Each option ``i`` gets the key ``sha256(f"{ORDER_SALT}:{question_id}:{i}")`` and the options are sorted by key:
+    a uniformly shuffled order that depends on nothing but the id and the number of options (not on Python's salted
+    ``hash()``, the machine, the option texts or the other questions), so editing a text never moves an option.
+    """
+    keys = [hashlib.sha256(f"{ORDER_SALT}:{question_id}:{i}".encode()).digest() for i in range(count)]
+    return tuple(sorted(range(count), key=keys.__getitem__))
+
+
 def format_number(value: float) -> str:
     """16640 → ``"16,640"``, 0.5 → ``"0.5"``, 1e-4 → ``"0.0001"``."""
     if float(value).is_integer() and abs(value) < 1e15:
@@ -44,6 +64,7 @@ class Option:
     text: str
     correct: bool
     feedback: str
+    bank_index: int | None = None  # its place in the bank file (0-based); the tuple of options is in display order
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """Turning questions into HTML and plain text: the markup of the banks and the static (no-widget) quiz.
 
-The banks use a small Markdown subset that reads well as plain text too:
-paragraphs separated by a blank line, ``inline code``, fenced code blocks (three backticks), **bold**, and
-LaTeX math in ``$...$`` or ``$$...$$``, passed through untouched for MathJax (JupyterLab, nbviewer) to typeset.
+The banks are written in Markdown, rendered as JupyterLab renders a Markdown cell (with mistune, which Jupyter's
+nbconvert already uses): paragraphs, *emphasis*, **bold**, ``inline code``, fenced code blocks (three backticks),
+lists, links, and LaTeX math in ``$...$`` or ``$$...$$``, passed through untouched for MathJax (JupyterLab,
+nbviewer) to typeset. The plain-text view keeps the Markdown as written, which reads well as text.
 
 The static quiz is what a reader sees where widgets do not run (GitHub, nbviewer, an HTML export, a notebook
 opened before its cells run): the questions and options, with the answers folded away in ``<details>`` blocks.
@@ -14,53 +15,70 @@ import html
 import re
 import textwrap
 
+import mistune
+from mistune.plugins import math as mistune_math
+
 from ..syllabus import notebook_file, notebook_label
 from .model import Question, Quiz, TopicScore, format_number, letter
 
 _FENCE = re.compile(r"^```[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)
-_MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.S)
-_CODE = re.compile(r"`([^`\n]+)`")
-_BOLD = re.compile(r"\*\*(.+?)\*\*")
 
 
-def _inline(text: str) -> str:
-    """Escape HTML and apply `code` and **bold**, leaving $math$ untouched (apart from HTML escaping)."""
-    out, last = [], 0
-    for match in _MATH.finditer(text):
-        out.append(_inline_plain(text[last : match.start()]))
-        out.append(html.escape(match.group(0), quote=False))
-        last = match.end()
-    out.append(_inline_plain(text[last:]))
-    return "".join(out)
+class _QuizRenderer(mistune.HTMLRenderer):
+    """Markdown → HTML as JupyterLab shows a Markdown cell: raw HTML escaped, unsafe links dropped, and math left
+    as ``$...$`` / ``$$...$$`` (HTML-escaped) for MathJax to typeset, never touched by the Markdown rules."""
+
+    def __init__(self) -> None:
+        super().__init__(escape=True)
+
+    def inline_math(self, text: str) -> str:
+        return "$" + html.escape(text, quote=False) + "$"
+
+    def block_math(self, text: str) -> str:
+        return "$$" + html.escape(text, quote=False) + "$$"
+
+    def link(self, text: str, url: str, title: str | None = None) -> str:
+        # links open outside the notebook: the quiz stays where it is
+        return super().link(text, url, title).replace("<a ", '<a target="_blank" rel="noopener" ', 1)
 
 
-def _inline_plain(text: str) -> str:
-    pieces, last = [], 0
-    for match in _CODE.finditer(text):
-        pieces.append(_BOLD.sub(r"<strong>\1</strong>", html.escape(text[last : match.start()], quote=False)))
-        pieces.append(f"<code>{html.escape(match.group(1), quote=False)}</code>")
-        last = match.end()
-    pieces.append(_BOLD.sub(r"<strong>\1</strong>", html.escape(text[last:], quote=False)))
-    return "".join(pieces)
+def _math_plugin(md: mistune.Markdown) -> None:
+    mistune_math.math(md)
+    md.renderer.register("inline_math", lambda renderer, text: renderer.inline_math(text))
+    md.renderer.register("block_math", lambda renderer, text: renderer.block_math(text))
+
+
+_MARKDOWN = mistune.create_markdown(renderer=_QuizRenderer(), plugins=[_math_plugin, "strikethrough"])
+_ONE_PARAGRAPH = re.compile(r"\A<p>((?:(?!</?p>).)*)</p>\Z", re.S)
+
+
+def _dedent(text: str) -> str:
+    """Bank text sits in YAML blocks whose lines may be indented for reading. Outside fenced code, an indent is cut
+    to at most 3 spaces: enough for a nested list item, never Markdown's indented code block (fences mark code)."""
+    out, fenced = [], False
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith("```"):
+            fenced = not fenced
+            out.append(stripped)
+        else:
+            out.append(line if fenced else " " * min(len(line) - len(stripped), 3) + stripped)
+    return "\n".join(out)
 
 
 def markup(text: str, paragraphs: bool = True) -> str:
-    """Bank text → HTML. With ``paragraphs=False`` a one-paragraph text is returned without ``<p>``."""
-    blocks: list[str] = []
-    last = 0
-    for match in _FENCE.finditer(text):
-        blocks.extend(_paragraphs(text[last : match.start()]))
-        blocks.append(f"<pre><code>{html.escape(match.group(1).rstrip(), quote=False)}</code></pre>")
-        last = match.end()
-    blocks.extend(_paragraphs(text[last:]))
-    if not paragraphs and len(blocks) == 1 and not blocks[0].startswith("<pre>"):
-        return blocks[0]
-    return "".join(block if block.startswith("<pre>") else f"<p>{block}</p>" for block in blocks)
+    """Bank text (Markdown, as a learner writes it in a JupyterLab Markdown cell) → HTML.
 
-
-def _paragraphs(text: str) -> list[str]:
-    parts = [" ".join(line.strip() for line in part.strip().splitlines()) for part in re.split(r"\n\s*\n", text)]
-    return [_inline(part) for part in parts if part]
+    Emphasis (``*x*``, ``_x_``, ``**x**``), ``inline code``, fenced code, lists, links, and LaTeX math in ``$...$`` or
+    ``$$...$$`` (kept for MathJax). Raw HTML in the text is escaped. With ``paragraphs=False`` a one-paragraph text is
+    returned without ``<p>`` (for option labels).
+    """
+    rendered = _MARKDOWN(_dedent(text)).strip()
+    if not paragraphs:
+        match = _ONE_PARAGRAPH.match(rendered)
+        if match:
+            return match.group(1)
+    return rendered
 
 
 def plain(text: str, indent: str = "", width: int = 100) -> str:

@@ -11,8 +11,8 @@
   an instructor tried out in the repository is never shipped), and the same fresh copies again in
   ``exercises/pristine/``, which ``python -m course_lib exercises reset`` uses when ``solutions/`` is absent.
 
-Left out: ``exercises/solutions/``, the speaker notes (markdown cells starting with ``**Speaker notes.**``; they name
-the misconceptions the quizzes test), the instructor guide (``INSTRUCTORS.md`` becomes a two-line note), ``tests/``,
+Left out: ``exercises/solutions/``, the speaker notes (markdown cells starting with ``**Speaker notes.**``, and notes
+kept in cell metadata by ``speaker_notes.py``; they name the misconceptions the quizzes test), the instructor guide (``INSTRUCTORS.md`` becomes a two-line note), ``tests/``,
 ``benchmarks/``, caches and backups. Before the bundle is moved into place, every file in it is scanned for the body
 of every solution block (the code between ``### BEGIN SOLUTION`` and ``### END SOLUTION``); a hit stops the build
 and nothing is written. Two exceptions are inherent to the course's design and named in ``ALLOWED_REFERENCE_CODE``:
@@ -382,19 +382,18 @@ The code is under the MIT licence ([LICENSE](LICENSE)); the text and figures und
 
 
 def remove_speaker_notes(path: Path) -> int:
-    """Drop the markdown cells that start with ``**Speaker notes.**`` from the notebook at ``path``; return how many.
+    """Drop every speaker note from the notebook at ``path``: the markdown cells that start with
+    ``**Speaker notes.**`` and the notes kept in cell metadata (``speaker_notes.py``); return how many.
 
     Only markdown cells go, so every code cell keeps its stored outputs and execution count.
     """
     import nbformat
 
-    from .slides import NOTES_MARKER
+    from .speaker_notes import strip_notes
 
     notebook = nbformat.read(path, as_version=4)
-    kept = [cell for cell in notebook.cells if not (cell.cell_type == "markdown" and NOTES_MARKER.match(cell.source))]
-    removed = len(notebook.cells) - len(kept)
+    removed = strip_notes(notebook)
     if removed:
-        notebook.cells = kept
         nbformat.write(notebook, path)
     return removed
 

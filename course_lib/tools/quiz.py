@@ -1,6 +1,6 @@
 """``quiz``: validate the question banks and read a quiz in the terminal.
 
-python -m course_lib quiz check              # validate every bank (exit 1 on a problem)
+python -m course_lib quiz check              # validate every bank and its answer balance (exit 1 on a problem)
 python -m course_lib quiz check my_bank.yaml # validate one file, e.g. before copying it into banks/
 python -m course_lib quiz list               # the banks and their questions per topic
 python -m course_lib quiz show 01 [--answers]
@@ -25,7 +25,10 @@ def register(subparsers) -> None:
         "check",
         help="validate banks (default: all shipped banks); exit 1 if one is malformed",
         description="Load and validate question banks: schema, exactly the right number of correct options, "
-        "feedback on every option, numeric answers with a tolerance, unique ids. Prints one line per bank.",
+        "feedback on every option, numeric answers with a tolerance, unique ids. Then the answer balance "
+        "(course_lib/quiz/balance.py): per bank, at most 30%% of single-choice questions may have the correct option as "
+        "the strictly longest; over the checked banks pooled, no display position may hold the correct option more "
+        "than twice as often as another. Prints one line per bank.",
     )
     check.add_argument("files", nargs="*", help="bank names (01, final) or paths to .yaml files; default: all banks")
     check.set_defaults(handler=_check)
@@ -46,18 +49,24 @@ def _describe(quiz) -> str:
 
 
 def _check(args) -> int:
+    from ..quiz.balance import balance_report
     from ..quiz.loader import check_banks
 
     quizzes, errors = check_banks(args.files or None)
     for quiz in quizzes:
         if not any(error.path == quiz.path for error in errors):
             print(f"OK    {quiz.path.name}: {_describe(quiz)}")
+    lines, unbalanced = balance_report(quizzes)
+    for line in lines:
+        print(f"BALANCE {line}")
     for error in errors:
         print(f"ERROR {error}", file=sys.stderr)
-    if errors:
-        print(f"{len(errors)} problem(s) found.", file=sys.stderr)
+    for problem in unbalanced:
+        print(f"ERROR {problem}", file=sys.stderr)
+    if errors or unbalanced:
+        print(f"{len(errors) + len(unbalanced)} problem(s) found.", file=sys.stderr)
         return 1
-    print(f"All {len(quizzes)} banks are valid.")
+    print(f"All {len(quizzes)} banks are valid and balanced.")
     return 0
 
 

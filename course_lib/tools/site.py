@@ -41,7 +41,7 @@ from pathlib import Path
 
 from .._validate import CommandError
 from . import colab
-from .slides import NOTES_MARKER
+from .speaker_notes import strip_notes
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSETS = Path(__file__).resolve().parent / "site_assets"
@@ -103,12 +103,8 @@ def _learner_exercises(root: Path) -> list[tuple[str, str]]:
 def prepare_notebook(notebook):
     """A copy of ``notebook`` as the site shows it: no speaker notes, no Colab cell, widgets as their fallback."""
     notebook = copy.deepcopy(notebook)
-    notebook.cells = [
-        cell
-        for cell in notebook.cells
-        if not (cell.cell_type == "markdown" and NOTES_MARKER.match(cell.source.lstrip()))
-        and not colab.is_colab_cell(cell)
-    ]
+    strip_notes(notebook)  # visible notes cells and notes kept in cell metadata
+    notebook.cells = [cell for cell in notebook.cells if not colab.is_colab_cell(cell)]
     for cell in notebook.cells:
         if cell.cell_type != "code":
             continue

@@ -7,7 +7,8 @@ slides are never a second copy of the content:
 
 - a cell tagged ``slide``, ``subslide``, ``fragment``, ``continue`` (= ``-``), ``skip`` or ``notes``: that type;
   the tag wins over every rule below;
-- markdown starting with ``**Speaker notes.**``: ``notes``;
+- markdown starting with ``**Speaker notes.**``: ``notes``; notes kept in cell metadata (``speaker_notes.py``, out
+  of the learner's view) are put back as such cells right after their cell when a deck is exported;
 - markdown starting with ``# `` or ``## ``: ``slide``; with ``### ``: ``subslide``;
 - markdown starting with ``**What to notice``: ``fragment``;
 - markdown right after a figure (a code cell with an image output): ``fragment``, it comments on the figure;
@@ -24,7 +25,8 @@ fetches web fonts). ``annotate`` is idempotent: a second run changes nothing. Co
 and execution count; only their ``slideshow`` metadata is set.
 
 ``export_decks`` writes one reveal.js deck per notebook with nbconvert's slides exporter and a template that loads
-nothing from the network: reveal.js (vendored in ``slides_assets/reveal.js``, MIT) and MathJax 2 (from the
+nothing from the network; on its own copy of the notebook it first hides check-only code, folds asserts and splits
+long slides so that every slide fits (``slides_fit.py``). The template: reveal.js (vendored in ``slides_assets/reveal.js``, MIT) and MathJax 2 (from the
 ``jupyter-server-mathjax`` package) are copied into ``_static/`` next to the decks.
 """
 
@@ -40,6 +42,8 @@ from pathlib import Path
 
 from .._validate import CommandError
 from ..syllabus import COURSE
+from .slides_fit import fit_notebook
+from .speaker_notes import NOTES_MARKER, restore_notes
 
 SLIDE_TYPES = ("slide", "subslide", "fragment", "-", "skip", "notes")
 TAG_TYPES = {
@@ -50,7 +54,6 @@ TAG_TYPES = {
     "skip": "skip",
     "notes": "notes",
 }
-NOTES_MARKER = re.compile(r"^\*\*Speaker notes[.:]?\*\*")
 NOTICE_MARKER = "**What to notice"
 SPLIT_HEADING = re.compile(r"^#{2,3} ")
 ASSETS = Path(__file__).resolve().parent / "slides_assets"
@@ -372,8 +375,10 @@ def export_decks(
             notebook = nbformat.read(path, as_version=4)
         except Exception as exc:
             raise SlidesError(f"Could not read {path} as a notebook: {exc}") from None
+        restore_notes(notebook)  # notes kept in cell metadata go back as notes cells: the speaker view shows them
         if not any("slideshow" in cell.metadata for cell in notebook.cells):
             annotate_notebook(notebook)  # an unannotated notebook still gives a sensible deck (the file is not changed)
+        fit_notebook(notebook)  # checks hidden or folded, long slides split (slides_fit.py; the file is not changed)
         body, _ = exporter.from_notebook_node(notebook, resources={"metadata": {"name": path.stem}})
         target = out_dir / f"{path.stem}.slides.html"
         target.write_text(body, encoding="utf-8")
@@ -450,6 +455,19 @@ def register(subparsers) -> None:
     annotate.add_argument("--check", action="store_true", help="write nothing; exit 1 if a notebook would change")
     annotate.set_defaults(handler=_annotate)
 
+    edition = actions.add_parser(
+        "instructor-edition",
+        help="write copies of the notebooks with the speaker notes as visible cells",
+        description="The learners' notebooks keep speaker notes in cell metadata (course_lib/tools/speaker_notes.py), "
+        "out of view. This writes copies into OUT with every note back as a visible '**Speaker notes.**' cell, "
+        "right after the cell it belongs to. The notebooks themselves are not changed.",
+    )
+    edition.add_argument("out", type=Path, help="folder for the copies, e.g. instructor-edition")
+    edition.add_argument(
+        "notebooks", nargs="*", help="notebooks: paths or numbers like 02 (default: all of notebooks/)"
+    )
+    edition.set_defaults(handler=_instructor_edition)
+
 
 def _export(args) -> int:
     start = time.perf_counter()
@@ -459,6 +477,18 @@ def _export(args) -> int:
         f"Wrote {len(decks)} deck(s) to {folder} in {time.perf_counter() - start:.1f} s. "
         f"Open {folder / 'index.html'} in a browser (S: speaker notes, Esc: overview)."
     )
+    return 0
+
+
+def _instructor_edition(args) -> int:
+    from .speaker_notes import instructor_edition
+
+    paths = [_resolve_notebook(name) for name in args.notebooks] if args.notebooks else course_notebooks()
+    if not paths:
+        raise SlidesError(f"No notebooks found in {default_notebooks_dir()}.")
+    out = _check_out_dir(args.out)
+    written = instructor_edition(out, paths)
+    print(f"Wrote {len(written)} notebook(s) with visible speaker notes to {out}.")
     return 0
 
 
