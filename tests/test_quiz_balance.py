@@ -1,7 +1,9 @@
 """The form of a question must not give its answer away (issue 15): options are shuffled deterministically per
-question id, and `quiz check` fails a bank whose correct options are too often the longest or sit too often at one
-display position. The thresholds are tested on small synthetic banks; the shipped banks' numbers are printed by
-`python -m course_lib quiz check`."""
+question id, and `quiz check` fails a bank whose correct options are too often the longest, banks pooled whose
+correct options are too rarely the longest (a learner could rule the longest out) or too often the shortest, and
+banks pooled whose correct options sit too often at one display position. The thresholds are tested on small
+synthetic banks; every shipped bank is checked against them at the end, and `python -m course_lib quiz check` prints
+the numbers."""
 
 from __future__ import annotations
 
@@ -11,15 +13,22 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from course_lib.quiz import load_bank, parse_bank
 from course_lib.quiz.balance import (
     LONGEST_LIMIT,
+    MIN_BANK_SINGLES,
     MIN_POOLED,
+    POOLED_LONGEST_RANGE,
+    SHORTEST_LIMIT,
     balance_report,
     bank_balance,
     correct_is_strictly_longest,
+    correct_is_strictly_shortest,
     pooled_balance,
 )
+from course_lib.quiz.loader import available_banks
 from course_lib.quiz.model import display_order
 from course_lib.quiz.render import quiz_html, quiz_text
 
@@ -135,6 +144,86 @@ def test_a_bank_fails_above_30_percent_longest_correct_and_passes_at_it():
     assert problem and "4 of 10" in problem and "q0" in problem and "q4" not in problem
 
 
+def test_strictly_shortest_ignores_ties_and_counts_characters():
+    quiz = load(
+        [
+            ("tie", ["ab", "xy", "longer one", "longer two"], 0),  # tied for shortest: not given away
+            ("shortest", ["no", "a longer wrong", "another wrong", "and a third"], 0),
+            ("spaces", ["a  b", "abc", "wxyz", "vwxy"], 1),  # "a b" (3) ties "abc" (3)
+            ("longest", ["a much longer one", "short", "tiny", "brief"], 0),
+        ]
+    )
+    assert [correct_is_strictly_shortest(q) for q in quiz.questions] == [False, True, False, False]
+
+
+LONG_RIGHT = ["the right one, long", "no", "nope", "nah"]  # correct = strictly longest
+SHORT_RIGHT = ["ok", "a wrong one", "another one", "a third one"]  # correct = strictly shortest
+EVEN = ["same", "size", "each", "opts"]  # all tied: neither longest nor shortest
+
+
+def placed(qid: str, texts: list[str], shown: int) -> tuple[str, list[str], int]:
+    """A question whose right option (``texts[0]``) is displayed at position ``shown`` after the shuffle."""
+    right = display_order(qid, len(texts))[shown]
+    wrong = iter(texts[1:])
+    return qid, [texts[0] if i == right else next(wrong) for i in range(len(texts))], right
+
+
+def pool_of(longest: int, shortest: int, total: int, prefix: str = "q"):
+    """One synthetic bank of ``total`` single-choice questions: ``longest`` with the right option strictly longest,
+    ``shortest`` with it strictly shortest, the rest with four options of equal length. The right option is shown
+    at a, b, c, d in turn, so that the position rule stays out of the way."""
+    kinds = [LONG_RIGHT] * longest + [SHORT_RIGHT] * shortest + [EVEN] * (total - longest - shortest)
+    names = [f"{prefix}{i}" for i in range(longest)] + [f"{prefix}s{i}" for i in range(shortest)]
+    names += [f"{prefix}e{i}" for i in range(total - longest - shortest)]
+    return load([placed(qid, texts, i % 4) for i, (qid, texts) in enumerate(zip(names, kinds))])
+
+
+def test_pooled_longest_share_must_lie_between_15_and_35_percent():
+    low, high = POOLED_LONGEST_RANGE
+    assert (low, high) == (0.15, 0.35) and MIN_POOLED == 20
+    shares = {}
+    for longest in range(0, 10):
+        pool = pooled_balance([pool_of(longest, 0, 20)])
+        assert len(pool.longest_correct) == longest and pool.singles == 20
+        shares[longest] = pool.pooled_length_problems()
+    # 3 of 20 is exactly 15% and 7 of 20 exactly 35%: both allowed; one fewer or one more is not
+    assert [n for n, problems in shares.items() if not problems] == [3, 4, 5, 6, 7]
+    assert "rule out the longest" in shares[2][0] and "2 of 20" in shares[2][0]
+    assert "rule out the longest" in shares[0][0] and "0 of 20" in shares[0][0]
+    assert "picking the longest pays" in shares[8][0] and "8 of 20" in shares[8][0]
+
+
+def test_pooled_shortest_share_must_be_at_most_35_percent():
+    assert SHORTEST_LIMIT == 0.35
+    at_limit = pooled_balance([pool_of(4, 7, 20)])
+    assert len(at_limit.shortest_correct) == 7 and at_limit.pooled_length_problems() == []
+    over = pooled_balance([pool_of(4, 8, 20)])
+    (problem,) = over.pooled_length_problems()
+    assert "8 of 20" in problem and "strictly shortest" in problem and "qs0" in problem
+
+
+def test_pooled_length_rules_are_not_judged_below_min_pooled_but_judged_across_banks():
+    few = pool_of(0, 0, MIN_POOLED - 1)
+    assert pooled_balance([few]).pooled_length_problems() == []
+    # two banks each too small alone, and each fine per bank, fail together: nowhere is the right option the longest
+    first, second = pool_of(0, 0, 10, prefix="a"), pool_of(0, 0, 10, prefix="b")
+    assert bank_balance(first).longest_problem() is None and bank_balance(second).longest_problem() is None
+    lines, problems = balance_report([first, second])
+    assert "a 6, b 6, c 4, d 4 (ratio 1.50" in lines[-1]  # positions fine: the only problem is the length
+    assert len(problems) == 1 and "all banks: in only 0 of 20" in problems[0]
+    assert "allowed 15%-35%" in lines[-1]
+
+
+def test_the_per_bank_rule_spares_banks_with_fewer_than_4_single_choice_questions():
+    assert MIN_BANK_SINGLES == 4
+    small = bank_balance(pool_of(1, 0, 3))  # 1 of 3 = 33% > 30%, but too few questions to judge
+    assert small.longest_share > LONGEST_LIMIT and small.longest_problem() is None
+    judged = bank_balance(pool_of(2, 0, 4))  # 2 of 4 = 50%
+    assert judged.longest_problem() is not None and "2 of 4" in judged.longest_problem()
+    lines, _ = balance_report([pool_of(1, 0, 3)])
+    assert "not judged per bank" in lines[0]
+
+
 # -- the position rule ------------------------------------------------------------------------------------------------
 def questions_with_shown_position(count: int, position: int, prefix: str) -> list[tuple[str, list[str], int]]:
     """Synthetic questions whose correct option is displayed at ``position``, found by trying ids."""
@@ -169,7 +258,7 @@ def test_position_balance_is_judged_pooled_and_fails_beyond_twice():
     few = load(questions_with_shown_position(5, 0, "f"))
     assert pooled_balance([few]).position_problem() is None
     lines, problems = balance_report([few])
-    assert problems == [] and "position not judged" in lines[-1]
+    assert problems == [] and "length and position not judged" in lines[-1]
 
 
 def test_quiz_check_fails_an_unbalanced_bank_and_passes_a_balanced_one(tmp_path):
@@ -190,9 +279,35 @@ def test_quiz_check_fails_an_unbalanced_bank_and_passes_a_balanced_one(tmp_path)
             assert "5 of 5" in result.stderr and "strictly longest" in result.stderr
 
 
+def test_quiz_check_fails_banks_where_the_right_option_is_never_the_longest(tmp_path):
+    path = tmp_path / "zz.yaml"
+    overcorrected = [placed(f"q{i}", SHORT_RIGHT, i % 4) for i in range(20)]  # never longest, always shortest
+    path.write_text(bank(overcorrected), encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "course_lib", "quiz", "check", str(path)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "in only 0 of 20" in result.stderr and "rule out the longest" in result.stderr
+    assert "20 of 20" in result.stderr and "strictly shortest" in result.stderr
+    assert "2 problem(s) found." in result.stderr
+
+
 def test_shipped_banks_pooled_positions_are_balanced():
     from course_lib.quiz.loader import available_banks
 
     pool = pooled_balance([load_bank(name) for name in available_banks()])
     assert pool.singles >= MIN_POOLED
     assert pool.position_problem() is None, pool.position_problem()
+
+
+@pytest.mark.parametrize("name", available_banks())
+def test_every_shipped_bank_keeps_the_longest_correct_share_within_the_per_bank_limit(name):
+    balance = bank_balance(load_bank(name))
+    assert balance.singles, f"bank {name} has no single-choice questions"
+    assert balance.longest_problem() is None, balance.longest_problem()
+
+
+def test_shipped_banks_pooled_lengths_carry_no_signal():
+    pool = pooled_balance([load_bank(name) for name in available_banks()])
+    assert pool.singles >= MIN_POOLED
+    assert pool.pooled_length_problems() == [], pool.pooled_length_problems()

@@ -26,9 +26,11 @@ def register(subparsers) -> None:
         help="validate banks (default: all shipped banks); exit 1 if one is malformed",
         description="Load and validate question banks: schema, exactly the right number of correct options, "
         "feedback on every option, numeric answers with a tolerance, unique ids. Then the answer balance "
-        "(course_lib/quiz/balance.py): per bank, at most 30%% of single-choice questions may have the correct option as "
-        "the strictly longest; over the checked banks pooled, no display position may hold the correct option more "
-        "than twice as often as another. Prints one line per bank.",
+        "(course_lib/quiz/balance.py): per bank (of 4 or more single-choice questions), at most 30%% of single-choice "
+        "questions may have the correct option as the strictly longest; over the checked banks pooled (20 or more "
+        "single-choice questions), that share must lie between 15%% and 35%%, the share with the correct option as "
+        "the strictly shortest must be at most 35%%, and no display position may hold the correct option more than "
+        "twice as often as another. Prints one line per bank and one for the pool.",
     )
     check.add_argument("files", nargs="*", help="bank names (01, final) or paths to .yaml files; default: all banks")
     check.set_defaults(handler=_check)
