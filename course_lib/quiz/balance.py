@@ -3,7 +3,7 @@
 - **Length.** Neither "pick the longest" nor "rule out the longest" nor "pick the shortest" should help a learner.
   Per bank, the share of single-choice questions whose correct option is the *strictly* longest (longer than every
   other option; a tie does not count) must be at most ``LONGEST_LIMIT`` (30%); banks with fewer than
-  ``MIN_BANK_SINGLES`` (4) single-choice questions are exempt (one such question would already be 34% or more).
+  ``MIN_BANK_SINGLES`` (4) single-choice questions are exempt (a single such question would be a third or more).
   Over the checked banks pooled (when they hold at least ``MIN_POOLED`` single-choice questions), that share must
   lie between ``POOLED_LONGEST_RANGE`` (15% and 35%; chance with four options is about 25%): a pool where the right
   answer is *never* the longest is as much a signal as one where it always is. The share whose correct option is
