@@ -13,7 +13,7 @@ never prints the reference solution. ``MISTAKES`` is the catalogue of typical mi
 
 from .attention import check_attention, check_causal_attention, check_softmax
 from .core import CheckResult, Mistake
-from .encoder import check_encoder_block
+from .encoder import check_encoder_block, check_feed_forward
 from .multihead import check_merge_heads, check_multi_head_attention, check_split_heads
 from .normalization import check_layer_norm, check_sublayer_connection
 from .positions import check_positional_encoding
@@ -40,5 +40,6 @@ __all__ = [
     "check_positional_encoding",
     "check_layer_norm",
     "check_sublayer_connection",
+    "check_feed_forward",
     "check_encoder_block",
 ]

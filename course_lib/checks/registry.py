@@ -48,7 +48,11 @@ EXERCISES: dict[str, Exercise] = {
             "LayerNorm and the residual connection",
             (normalization.LN_SPEC, normalization.RESIDUAL_SPEC),
         ),
-        Exercise("ex06_encoder_block", "The encoder block, pre-LN and post-LN", (encoder.SPEC,)),
+        Exercise(
+            "ex06_encoder_block",
+            "The feed-forward network and the encoder block, pre-LN and post-LN",
+            (encoder.FFN_SPEC, encoder.SPEC),
+        ),
     )
 }
 
@@ -66,6 +70,7 @@ CHECKS: dict[str, Callable[..., CheckResult]] = {
     "check_positional_encoding": positions.check_positional_encoding,
     "check_layer_norm": normalization.check_layer_norm,
     "check_sublayer_connection": normalization.check_sublayer_connection,
+    "check_feed_forward": encoder.check_feed_forward,
     "check_encoder_block": encoder.check_encoder_block,
 }
 
