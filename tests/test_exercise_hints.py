@@ -163,3 +163,19 @@ def test_the_leak_finder_sees_a_quoted_solution_line():
     statements = solution_statements(notebook)
     quoted = "Try `torch.tanh(x_t @ w_xh.T + h_prev @ w_hh.T + b)`."
     assert any(statement in _normal(quoted) for statement in statements)
+
+
+def test_the_weight_layout_switch_is_made_explicit_where_it_happens():
+    """ex01 keeps nn.Linear's (out, in) layout, x @ w.T; ex03 and ex06 use (in, out) weights, x @ w, and say so."""
+    text = {name: "\n".join(cell.source for cell in _learner(name).cells) for name in EXERCISES}
+    assert "x W^\\top" in text["ex01_rnn"] and "`(in, out)`" in text["ex01_rnn"] and "exercise 03" in text["ex01_rnn"]
+    assert "The weight layout changes here." in text["ex03_multi_head"] and "`x @ w.T`" in text["ex03_multi_head"]
+    assert "as in exercise 03" in text["ex06_encoder_block"] and "`(d_model, d_ff)`" in text["ex06_encoder_block"]
+
+
+def test_ex01_counts_positions_from_0_like_notebook_01():
+    text = "\n".join(cell.source for cell in _learner("ex01_rnn").cells if cell.cell_type == "markdown")
+    assert "Positions are counted from 0, as in notebook 01" in text
+    assert not re.search(r"position 1\b", text), "ex01 still counts a first position 1"
+    notebook_01 = next((ROOT / "notebooks").glob("01_*.ipynb"))
+    assert "t=0 " in notebook_01.read_text(encoding="utf-8"), "notebook 01 no longer starts its positions at t=0"
