@@ -110,6 +110,18 @@ def _ffn_variant(how: str):
     return buggy
 
 
+ffn_no_activation = _ffn_variant("no_activation")
+ffn_relu_on_output = _ffn_variant("relu_on_output")
+ffn_relu_on_input = _ffn_variant("relu_on_input")
+ffn_activation_before_bias = _ffn_variant("activation_before_bias")
+ffn_tanh = _ffn_variant("tanh")
+ffn_sigmoid = _ffn_variant("sigmoid")
+ffn_gelu = _ffn_variant("gelu")
+ffn_no_bias = _ffn_variant("no_bias")
+ffn_no_first_bias = _ffn_variant("no_first_bias")
+ffn_no_second_bias = _ffn_variant("no_second_bias")
+
+
 def _relu_twice(x, w_1, b_1, w_2, b_2):
     return torch.relu(_ffn(x, w_1, b_1, w_2, b_2))
 
@@ -120,41 +132,41 @@ FFN_MISTAKES = [
         "there is no activation between the two layers",
         "Without a non-linearity the two layers collapse into one linear map (x W_1 W_2 + ...): apply ReLU to the "
         "first layer's output, the hidden vector, before the second layer.",
-        _ffn_variant("no_activation"),
+        ffn_no_activation,
     ),
     Mistake(
         "activation_on_output",
         "the ReLU is applied to the network's output (after the second layer) instead of the hidden layer",
         "The ReLU belongs between the layers, on the (…, d_ff) hidden vector. The output of the second layer goes "
         "into the residual sum as it is, negative entries included.",
-        _ffn_variant("relu_on_output"),
+        ffn_relu_on_output,
         variants=(_relu_twice,),
     ),
     Mistake(
         "activation_on_input",
         "the ReLU is applied to the input x instead of the hidden layer",
         "The ReLU acts on what the first layer computes, not on the token vector that goes into it.",
-        _ffn_variant("relu_on_input"),
+        ffn_relu_on_input,
     ),
     Mistake(
         "activation_before_bias",
         "the bias b_1 is added after the ReLU instead of before it",
         "The first layer is the whole affine map, x W_1 + b_1; the activation comes after the bias.",
-        _ffn_variant("activation_before_bias"),
+        ffn_activation_before_bias,
     ),
     Mistake(
         "other_activation",
         "the activation is not ReLU (tanh, sigmoid or GELU?)",
         "The Transformer's feed-forward network (and course_lib's FeedForward) uses ReLU: max(0, ·).",
-        _ffn_variant("tanh"),
-        variants=(_ffn_variant("sigmoid"), _ffn_variant("gelu")),
+        ffn_tanh,
+        variants=(ffn_sigmoid, ffn_gelu),
     ),
     Mistake(
         "missing_bias",
         "a bias is missing (b_1, b_2 or both)",
         "Each of the two layers adds its own bias: b_1 (d_ff,) to the hidden vector, b_2 (d_model,) to the output.",
-        _ffn_variant("no_bias"),
-        variants=(_ffn_variant("no_first_bias"), _ffn_variant("no_second_bias")),
+        ffn_no_bias,
+        variants=(ffn_no_first_bias, ffn_no_second_bias),
     ),
 ]
 
@@ -276,6 +288,8 @@ block_no_second_residual = _variant("no_second_residual")
 block_ffn_reads_input = _variant("ffn_reads_input")
 block_second_skip_from_input = _variant("second_skip_from_input")
 block_final_norm = _variant("final_norm")
+block_norm_on_output = _variant("norm_on_output")
+block_ffn_no_activation = _variant("ffn_no_activation")
 
 
 MISTAKES = [
@@ -297,7 +311,7 @@ MISTAKES = [
         "the feed-forward sublayer has no activation between its two layers",
         "Use your feed_forward from Task 1 (after its check passes) for the second sublayer: it has the ReLU "
         "between the layers.",
-        _variant("ffn_no_activation"),
+        block_ffn_no_activation,
     ),
     Mistake(
         "ffn_reads_input",
@@ -330,7 +344,7 @@ MISTAKES = [
         "norm_on_output",
         "pre-LN: each norm is applied to its sublayer's output instead of its input",
         "Pre-LN normalises what goes INTO each sublayer; the sublayer's output is added to the skip as it is.",
-        _variant("norm_on_output"),
+        block_norm_on_output,
     ),
     Mistake(
         "missing_residual",
