@@ -164,16 +164,19 @@ def test_a_wrong_output_never_gets_the_formula(check_name, label):
 
 
 def test_the_encoder_block_points_at_the_first_wrong_step():
-    def encoder_block(x, self_attention, feed_forward, norm1, norm2, norm_first=False):
+    def feed_forward(h, w_1, b_1, w_2, b_2):
+        return torch.relu(h @ w_1 + b_1) @ w_2 + b_2
+
+    def encoder_block(x, self_attention, norm1, norm2, w_1, b_1, w_2, b_2, norm_first=False):
         h = norm1(x + self_attention(x))
-        return norm2(h + feed_forward(x))  # a mistake that no catalogue entry has in this form... except one
+        return norm2(h + feed_forward(x, w_1, b_1, w_2, b_2))  # no catalogue entry has it in this form... except one
 
     result = checks.check_encoder_block(encoder_block, verbose=False)
     assert result.mistake == "ffn_reads_input"
 
-    def encoder_block(x, self_attention, feed_forward, norm1, norm2, norm_first=False):
+    def encoder_block(x, self_attention, norm1, norm2, w_1, b_1, w_2, b_2, norm_first=False):
         h = norm1(self_attention(x) * 2 + x)
-        return norm2(h + feed_forward(h))
+        return norm2(h + feed_forward(h, w_1, b_1, w_2, b_2))
 
     result = checks.check_encoder_block(encoder_block, verbose=False)
     message = flat(result)

@@ -112,3 +112,136 @@ def test_equivalence_tests_catch_the_mutation(name, tmp_path):
     )
     assert str(tmp_path) in check.stdout, "the broken copy must be the one imported"
     assert result.returncode == 1, f"the equivalence tests did not catch '{name}':\n{result.stdout[-2000:]}"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The exercise checks must catch a broken learner solution: each case takes the solution notebook's own code,
+# breaks one line the way a learner might, runs it and hands it to the check, which must fail and, where the
+# mistake is catalogued, name it (otherwise it must say which part first went wrong).
+# ---------------------------------------------------------------------------------------------------------------
+
+LEARNER_MUTATIONS = {
+    "ex06_encoder_block": {
+        "FFN without the activation": (
+            "torch.relu(x @ w_1 + b_1)",
+            "(x @ w_1 + b_1)",
+            ("check_feed_forward", "no_activation"),
+        ),
+        "FFN with tanh instead of ReLU": ("torch.relu(", "torch.tanh(", ("check_feed_forward", "other_activation")),
+        "FFN with the bias after the ReLU": (
+            "torch.relu(x @ w_1 + b_1)",
+            "torch.relu(x @ w_1) + b_1",
+            ("check_feed_forward", "activation_before_bias"),
+        ),
+        "FFN with a second ReLU on the output": (
+            "return hidden @ w_2 + b_2",
+            "return torch.relu(hidden @ w_2 + b_2)",
+            ("check_feed_forward", "activation_on_output"),
+        ),
+        "FFN without its second bias": (
+            "return hidden @ w_2 + b_2",
+            "return hidden @ w_2",
+            ("check_feed_forward", "missing_bias"),
+        ),
+        "block ignores norm_first": (
+            "if norm_first:",
+            "if not norm_first:",
+            ("check_encoder_block", "ignores_norm_first"),
+        ),
+        "pre-LN: the second residual adds x (wrong residual)": (
+            "return h + ffn(norm2(h))",
+            "return x + ffn(norm2(h))",
+            ("check_encoder_block", "second_skip_from_input"),
+        ),
+        "post-LN: the second residual adds x (wrong residual)": (
+            "return norm2(h + ffn(h))",
+            "return norm2(x + ffn(h))",
+            ("check_encoder_block", "second_skip_from_input"),
+        ),
+        "post-LN: no residual around attention": (
+            "h = norm1(x + self_attention(x))",
+            "h = norm1(self_attention(x))",
+            ("check_encoder_block", "missing_residual"),
+        ),
+        "post-LN: the feed-forward network reads x": (
+            "return norm2(h + ffn(h))",
+            "return norm2(h + ffn(x))",
+            ("check_encoder_block", "ffn_reads_input"),
+        ),
+        "pre-LN: a final norm inside the block (LayerNorm in the wrong place)": (
+            "return h + ffn(norm2(h))",
+            "return norm2(h + ffn(norm2(h)))",
+            ("check_encoder_block", "final_norm"),
+        ),
+        "post-LN: the first norm outside the residual (LayerNorm in the wrong place)": (
+            "h = norm1(x + self_attention(x))",
+            "h = x + norm1(self_attention(x))",
+            ("check_encoder_block", "✗ norm1 receives"),
+        ),
+        "pre-LN: the first norm on the attention output (LayerNorm in the wrong place)": (
+            "h = x + self_attention(norm1(x))",
+            "h = x + norm1(self_attention(x))",
+            ("check_encoder_block", "✗ norm1 receives self_attention's output"),
+        ),
+        "block with its FFN inlined without the activation": (
+            "return feed_forward(h, w_1, b_1, w_2, b_2)",
+            "return (h @ w_1 + b_1) @ w_2 + b_2",
+            ("check_encoder_block", "ffn_no_activation"),
+        ),
+    },
+}
+
+LEARNER_CASES = [(exercise, name) for exercise, cases in LEARNER_MUTATIONS.items() for name in cases]
+
+
+def _solution_code(exercise: str) -> list[str]:
+    import nbformat
+
+    notebook = nbformat.read(ROOT / "exercises" / "solutions" / f"{exercise}.ipynb", as_version=4)
+    return [
+        cell.source
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        and not cell.source.startswith("# NBVAL_CHECK_OUTPUT")
+        and "colab" not in cell.metadata.get("tags", [])
+    ]
+
+
+@pytest.mark.parametrize("exercise, name", LEARNER_CASES, ids=[name for _, name in LEARNER_CASES])
+def test_the_exercise_checks_catch_a_mutated_solution(exercise, name, capsys):
+    import contextlib
+    import io
+
+    from course_lib.checks import CHECKS, SPECS
+
+    original, broken, (check, expected) = LEARNER_MUTATIONS[exercise][name]
+    sources = _solution_code(exercise)
+    assert sum(source.count(original) for source in sources) == 1, f"mutation target not found once: {original!r}"
+    namespace: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for source in sources:
+            exec(compile(source.replace(original, broken), f"{exercise}.ipynb", "exec"), namespace)
+    assert CHECKS[check](namespace[SPECS[check].function], verbose=False).passed is False
+    result = CHECKS[check](namespace[SPECS[check].function], verbose=False)
+    if expected in {mistake.key for mistake in SPECS[check].mistakes}:
+        assert result.mistake == expected, f"{name}: expected the hint for {expected!r}, got:\n{result.message}"
+    else:
+        assert expected in result.message, f"{name}: the message does not say {expected!r}:\n{result.message}"
+
+
+def test_the_unmutated_solutions_pass_the_same_checks():
+    import contextlib
+    import io
+
+    from course_lib.checks import EXERCISES, SPECS
+
+    for exercise in LEARNER_MUTATIONS:
+        namespace: dict = {}
+        with contextlib.redirect_stdout(io.StringIO()):
+            for source in _solution_code(exercise):
+                exec(compile(source, f"{exercise}.ipynb", "exec"), namespace)
+        for spec in EXERCISES[exercise].specs:
+            assert SPECS[spec.name] is spec
+            from course_lib.checks.core import run_check
+
+            assert run_check(spec, namespace[spec.function], verbose=False).passed, spec.name

@@ -13,7 +13,8 @@ never prints the reference solution. ``MISTAKES`` is the catalogue of typical mi
 
 from .attention import check_attention, check_causal_attention, check_softmax
 from .core import CheckResult, Mistake
-from .encoder import check_encoder_block
+from .encoder import check_encoder_block, check_feed_forward
+from .experiment import check_experiment, compare_with_prediction, short_training
 from .multihead import check_merge_heads, check_multi_head_attention, check_split_heads
 from .normalization import check_layer_norm, check_sublayer_connection
 from .positions import check_positional_encoding
@@ -40,5 +41,9 @@ __all__ = [
     "check_positional_encoding",
     "check_layer_norm",
     "check_sublayer_connection",
+    "check_experiment",
+    "compare_with_prediction",
+    "short_training",
+    "check_feed_forward",
     "check_encoder_block",
 ]

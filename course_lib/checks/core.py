@@ -129,6 +129,8 @@ class CheckSpec:
                                        tensor arguments; when given, a result with the right values must also have
                                        the right gradients.
     gradient_hint / gradient_diagnose(learner_grads, reference_grads, args): what to say when they differ.
+    time_limit:                        seconds one call may take, for a learner function that trains a model
+                                       (default: ``TIME_LIMIT``); the grader adds it to a notebook's time budget.
     """
 
     name: str
@@ -144,6 +146,7 @@ class CheckSpec:
     gradient_hint: str = ""
     gradient_diagnose: Callable[[dict, dict, tuple], str | None] | None = None
     dtype_hint: str = ""
+    time_limit: float | None = None
     atol: float = 1e-5
     rtol: float = 1e-4
     extra: dict = field(default_factory=dict)
@@ -204,7 +207,7 @@ class LearnerCalls:
 
     def call(self, spec: CheckSpec, number: int, args: tuple) -> Any:
         """The learner's result for test ``number``; raises what the learner's function raised."""
-        return call_with_time_limit(self.function, args)
+        return call_with_time_limit(self.function, args, spec.time_limit)
 
     def changed(self, spec: CheckSpec, number: int, before: tuple, after: tuple) -> list[str]:
         return _changed_inputs(spec, before, after)
@@ -371,6 +374,11 @@ def _call_with_trace(function: Callable, args: Sequence, seconds: float):
         return function(*args)
     finally:
         sys.settrace(previous)
+
+
+def extra_seconds(specs) -> float:
+    """The time the checks of ``specs`` may take beyond the ordinary per-call limits (learner runs of a training)."""
+    return sum(len(spec.cases) * spec.time_limit for spec in specs if spec.time_limit)
 
 
 def _timed_out(spec: CheckSpec, exc: BaseException, where: str) -> CheckResult:

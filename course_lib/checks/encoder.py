@@ -1,24 +1,31 @@
-"""Checks for exercise 06: the Transformer encoder block, assembled from given parts.
+"""Checks for exercise 06: the feed-forward network and the Transformer encoder block, written by the learner.
 
-Learner signature:
+Learner signatures:
 
-    encoder_block(x, self_attention, feed_forward, norm1, norm2, norm_first=False) -> (batch, seq, d_model)
-        post-LN: h = norm1(x + self_attention(x));   out = norm2(h + feed_forward(h))
-        pre-LN:  h = x + self_attention(norm1(x));   out = h + feed_forward(norm2(h))
+    feed_forward(x, w_1, b_1, w_2, b_2) -> (batch, seq, d_model)
+        FFN(x) = ReLU(x W_1 + b_1) W_2 + b_2, weights (in, out), applied from the right as in exercise 03
 
-The parts are the submodules of a seeded ``course_lib.TransformerEncoderBlock`` (with distinct random γ and β in
-its two LayerNorms, so that mixing them up shows); the reference is that block's own forward pass. When no
-catalogued mistake explains a wrong output, ``trace.part_stages`` says which part first receives the wrong input;
-the hints point at the step, never at the whole formula.
+    encoder_block(x, self_attention, norm1, norm2, w_1, b_1, w_2, b_2, norm_first=False) -> (batch, seq, d_model)
+        post-LN: h = norm1(x + self_attention(x));   out = norm2(h + FFN(h))
+        pre-LN:  h = x + self_attention(norm1(x));   out = h + FFN(norm2(h))
+
+Both references are a seeded ``course_lib`` module: ``FeedForward`` (its ``nn.Linear`` weights are handed to the
+learner transposed, as ``(in, out)`` matrices) and ``TransformerEncoderBlock`` (with distinct random γ and β in its
+two LayerNorms, so that mixing them up shows). Self-attention and the two norms are the block's own submodules,
+given as plain functions; the feed-forward network the learner computes from the weights, with their own
+``feed_forward``. When no catalogued mistake explains a wrong block, ``trace.part_stages`` says which given part
+first receives the wrong input; the hints point at the step, never at the whole formula.
 """
 
 from __future__ import annotations
 
 import torch
 
-from ..blocks import TransformerEncoderBlock
+from ..blocks import FeedForward, TransformerEncoderBlock
 from . import trace
 from .core import Case, CheckResult, CheckSpec, Mistake, TensorOut, generator, quiet_rng, randn, run_check
+
+D_MODEL, NUM_HEADS, D_FF = 8, 2, 16
 
 
 class _Part:
@@ -34,33 +41,189 @@ class _Part:
         return self.name
 
 
-def _case(seed: int, norm_first: bool, batch: int, seq: int):
+def _ffn_weights(ffn: FeedForward) -> tuple[torch.Tensor, ...]:
+    """``(w_1, b_1, w_2, b_2)`` as the learner gets them: ``(in, out)`` matrices (``nn.Linear`` stores ``(out, in)``)."""
+    return (
+        ffn.linear1.weight.detach().T.clone(),
+        ffn.linear1.bias.detach().clone(),
+        ffn.linear2.weight.detach().T.clone(),
+        ffn.linear2.bias.detach().clone(),
+    )
+
+
+def _ffn_parameters(w_1, b_1, w_2, b_2, prefix: str = "") -> dict:
+    return {
+        f"{prefix}linear1.weight": w_1.T,
+        f"{prefix}linear1.bias": b_1,
+        f"{prefix}linear2.weight": w_2.T,
+        f"{prefix}linear2.bias": b_2,
+    }
+
+
+# --------------------------------------------------------------------------- feed_forward
+
+
+def _ffn_case(seed: int, batch: int, seq: int):
     def build():
-        d_model, num_heads, d_ff = 8, 2, 16
         gen = generator(seed)
         with quiet_rng():
             torch.manual_seed(seed)
-            block = TransformerEncoderBlock(d_model, num_heads, d_ff, norm_first=norm_first)
-        with torch.no_grad():
-            for residual in (block.attention_residual, block.feed_forward_residual):
-                residual.norm.gamma.copy_(randn(gen, d_model, scale=0.5, shift=1.0))
-                residual.norm.beta.copy_(randn(gen, d_model, scale=0.5))
-        block.eval().requires_grad_(False)
-        x = randn(gen, batch, seq, d_model, scale=1.5)
-        expected = block(x)
-        parts = (
-            _Part("self_attention", lambda h: block.self_attention(h)[0], block),
-            _Part("feed_forward", block.feed_forward),
-            _Part("norm1", block.attention_residual.norm),
-            _Part("norm2", block.feed_forward_residual.norm),
-        )
-        return (x, *parts, norm_first), expected
+            ffn = FeedForward(D_MODEL, D_FF)
+        with torch.no_grad():  # biases large enough that ReLU cuts a good share of the hidden units
+            ffn.linear1.bias.copy_(randn(gen, D_FF, scale=0.5))
+            ffn.linear2.bias.copy_(randn(gen, D_MODEL, scale=0.5))
+        ffn.eval().requires_grad_(False)
+        x = randn(gen, batch, seq, D_MODEL, scale=1.5)
+        return (x, *_ffn_weights(ffn)), ffn(x)
 
     return build
 
 
-def _block(x, attn, ffn, norm1, norm2, norm_first, how="right"):
+def reference_feed_forward(x, w_1, b_1, w_2, b_2):
+    """course_lib's FeedForward with these weights, differentiable in x and every weight."""
+    with quiet_rng():
+        ffn = FeedForward(w_1.shape[0], w_1.shape[1])
+    return torch.func.functional_call(ffn, _ffn_parameters(w_1, b_1, w_2, b_2), (x,))
+
+
+def _ffn(x, w_1, b_1, w_2, b_2, how="right"):
+    """The feed-forward network with switches to reproduce each typical mistake."""
+    if how == "relu_on_input":
+        x = torch.relu(x)
+    hidden = x @ w_1 + (0 if how in ("no_bias", "no_first_bias") else b_1)
+    activation = {"tanh": torch.tanh, "sigmoid": torch.sigmoid, "gelu": torch.nn.functional.gelu}.get(how, torch.relu)
+    if how == "activation_before_bias":
+        hidden = torch.relu(x @ w_1) + b_1
+    elif how not in ("no_activation", "relu_on_output", "relu_on_input"):
+        hidden = activation(hidden)
+    out = hidden @ w_2 + (0 if how in ("no_bias", "no_second_bias") else b_2)
+    if how == "relu_on_output":
+        out = torch.relu(out)
+    return out
+
+
+def _ffn_variant(how: str):
+    def buggy(x, w_1, b_1, w_2, b_2):
+        return _ffn(x, w_1, b_1, w_2, b_2, how)
+
+    buggy.__name__ = f"ffn_{how}"
+    return buggy
+
+
+ffn_no_activation = _ffn_variant("no_activation")
+ffn_relu_on_output = _ffn_variant("relu_on_output")
+ffn_relu_on_input = _ffn_variant("relu_on_input")
+ffn_activation_before_bias = _ffn_variant("activation_before_bias")
+ffn_tanh = _ffn_variant("tanh")
+ffn_sigmoid = _ffn_variant("sigmoid")
+ffn_gelu = _ffn_variant("gelu")
+ffn_no_bias = _ffn_variant("no_bias")
+ffn_no_first_bias = _ffn_variant("no_first_bias")
+ffn_no_second_bias = _ffn_variant("no_second_bias")
+
+
+def _relu_twice(x, w_1, b_1, w_2, b_2):
+    return torch.relu(_ffn(x, w_1, b_1, w_2, b_2))
+
+
+FFN_MISTAKES = [
+    Mistake(
+        "no_activation",
+        "there is no activation between the two layers",
+        "Without a non-linearity the two layers collapse into one linear map (x W_1 W_2 + ...): apply ReLU to the "
+        "first layer's output, the hidden vector, before the second layer.",
+        ffn_no_activation,
+    ),
+    Mistake(
+        "activation_on_output",
+        "the ReLU is applied to the network's output (after the second layer) instead of the hidden layer",
+        "The ReLU belongs between the layers, on the (…, d_ff) hidden vector. The output of the second layer goes "
+        "into the residual sum as it is, negative entries included.",
+        ffn_relu_on_output,
+        variants=(_relu_twice,),
+    ),
+    Mistake(
+        "activation_on_input",
+        "the ReLU is applied to the input x instead of the hidden layer",
+        "The ReLU acts on what the first layer computes, not on the token vector that goes into it.",
+        ffn_relu_on_input,
+    ),
+    Mistake(
+        "activation_before_bias",
+        "the bias b_1 is added after the ReLU instead of before it",
+        "The first layer is the whole affine map, x W_1 + b_1; the activation comes after the bias.",
+        ffn_activation_before_bias,
+    ),
+    Mistake(
+        "other_activation",
+        "the activation is not ReLU (tanh, sigmoid or GELU?)",
+        "The Transformer's feed-forward network (and course_lib's FeedForward) uses ReLU: max(0, ·).",
+        ffn_tanh,
+        variants=(ffn_sigmoid, ffn_gelu),
+    ),
+    Mistake(
+        "missing_bias",
+        "a bias is missing (b_1, b_2 or both)",
+        "Each of the two layers adds its own bias: b_1 (d_ff,) to the hidden vector, b_2 (d_model,) to the output.",
+        ffn_no_bias,
+        variants=(ffn_no_first_bias, ffn_no_second_bias),
+    ),
+]
+
+
+FFN_SPEC = CheckSpec(
+    name="check_feed_forward",
+    function="feed_forward",
+    arg_names=("x", "w_1", "b_1", "w_2", "b_2"),
+    output=TensorOut("(batch, seq, d_model)"),
+    cases=[
+        Case("a batch of tokens", _ffn_case(611, batch=2, seq=5)),
+        Case("one sequence of 3 tokens", _ffn_case(612, batch=1, seq=3)),
+    ],
+    mistakes=FFN_MISTAKES,
+    success="Two layers with a ReLU between them, the same network for every token, and it trains (gradients match).",
+    reference=reference_feed_forward,
+)
+
+
+def check_feed_forward(feed_forward, verbose: bool = True) -> CheckResult:
+    """Check ``feed_forward(x, w_1, b_1, w_2, b_2)`` against ``course_lib.FeedForward``."""
+    return run_check(FFN_SPEC, feed_forward, verbose)
+
+
+# --------------------------------------------------------------------------- encoder_block
+
+
+def _case(seed: int, norm_first: bool, batch: int, seq: int):
+    def build():
+        gen = generator(seed)
+        with quiet_rng():
+            torch.manual_seed(seed)
+            block = TransformerEncoderBlock(D_MODEL, NUM_HEADS, D_FF, norm_first=norm_first)
+        with torch.no_grad():
+            for residual in (block.attention_residual, block.feed_forward_residual):
+                residual.norm.gamma.copy_(randn(gen, D_MODEL, scale=0.5, shift=1.0))
+                residual.norm.beta.copy_(randn(gen, D_MODEL, scale=0.5))
+            block.feed_forward.linear1.bias.copy_(randn(gen, D_FF, scale=0.5))
+        block.eval().requires_grad_(False)
+        x = randn(gen, batch, seq, D_MODEL, scale=1.5)
+        expected = block(x)
+        parts = (
+            _Part("self_attention", lambda h: block.self_attention(h)[0], block),
+            _Part("norm1", block.attention_residual.norm),
+            _Part("norm2", block.feed_forward_residual.norm),
+        )
+        return (x, *parts, *_ffn_weights(block.feed_forward), norm_first), expected
+
+    return build
+
+
+def _block(x, attn, norm1, norm2, w_1, b_1, w_2, b_2, norm_first, how="right"):
     """The encoder block with switches to reproduce each typical mistake."""
+
+    def ffn(h):
+        return _ffn(h, w_1, b_1, w_2, b_2, "no_activation" if how == "ffn_no_activation" else "right")
+
     if how == "flipped":
         norm_first = not norm_first
     if how == "norms_swapped":
@@ -86,6 +249,9 @@ def _block(x, attn, ffn, norm1, norm2, norm_first, how="right"):
     if how == "normed_skip":
         h = norm1(x) + attn(norm1(x))
         return norm2(h) + ffn(norm2(h))
+    if how == "norm_on_output":
+        h = x + norm1(attn(x))
+        return h + norm2(ffn(h))
     if how == "no_first_residual":
         h = attn(norm1(x))
         return h + ffn(norm2(h))
@@ -101,13 +267,13 @@ def _block(x, attn, ffn, norm1, norm2, norm_first, how="right"):
     if how == "final_norm":
         h = x + attn(norm1(x))
         return norm2(h + ffn(norm2(h)))
-    h = x + attn(norm1(x))  # the post-LN mistake leaves the pre-LN branch right
+    h = x + attn(norm1(x))  # the post-LN mistakes leave the pre-LN branch right
     return h + ffn(norm2(h))
 
 
 def _variant(how: str):
-    def buggy(x, self_attention, feed_forward, norm1, norm2, norm_first=False):
-        return _block(x, self_attention, feed_forward, norm1, norm2, norm_first, how)
+    def buggy(x, self_attention, norm1, norm2, w_1, b_1, w_2, b_2, norm_first=False):
+        return _block(x, self_attention, norm1, norm2, w_1, b_1, w_2, b_2, norm_first, how)
 
     buggy.__name__ = f"block_{how}"
     return buggy
@@ -122,6 +288,8 @@ block_no_second_residual = _variant("no_second_residual")
 block_ffn_reads_input = _variant("ffn_reads_input")
 block_second_skip_from_input = _variant("second_skip_from_input")
 block_final_norm = _variant("final_norm")
+block_norm_on_output = _variant("norm_on_output")
+block_ffn_no_activation = _variant("ffn_no_activation")
 
 
 MISTAKES = [
@@ -137,6 +305,13 @@ MISTAKES = [
         "norm1 and norm2 are swapped",
         "norm1 belongs to the attention sublayer and norm2 to the feed-forward sublayer; each has its own γ and β.",
         block_norms_swapped,
+    ),
+    Mistake(
+        "ffn_no_activation",
+        "the feed-forward sublayer has no activation between its two layers",
+        "Use your feed_forward from Task 1 (after its check passes) for the second sublayer: it has the ReLU "
+        "between the layers.",
+        block_ffn_no_activation,
     ),
     Mistake(
         "ffn_reads_input",
@@ -166,6 +341,12 @@ MISTAKES = [
         block_normed_skip,
     ),
     Mistake(
+        "norm_on_output",
+        "pre-LN: each norm is applied to its sublayer's output instead of its input",
+        "Pre-LN normalises what goes INTO each sublayer; the sublayer's output is added to the skip as it is.",
+        block_norm_on_output,
+    ),
+    Mistake(
         "missing_residual",
         "one of the two residual connections is missing",
         "Both sublayers get a skip connection: one around self-attention and one around the feed-forward network.",
@@ -182,33 +363,39 @@ MISTAKES = [
 ]
 
 
+def _wiring(x, attn, norm1, norm2, w_1, b_1, w_2, b_2, norm_first=False):
+    return _block(x, attn, norm1, norm2, w_1, b_1, w_2, b_2, norm_first)
+
+
 def _stages(function, args, expected) -> str | None:
     norm_first = args[-1]
-    parts = {1: "self_attention", 2: "feed_forward", 3: "norm1", 4: "norm2"}
-    return trace.part_stages(function, args, parts, _variant("right"), "pre-LN" if norm_first else "post-LN")
+    parts = {1: "self_attention", 2: "norm1", 3: "norm2"}
+    return trace.part_stages(function, args, parts, _wiring, "pre-LN" if norm_first else "post-LN")
 
 
-def reference_block(x, self_attention, feed_forward, norm1, norm2, norm_first=False):
-    """The seeded block's own forward pass (the parts carry it), differentiable in x."""
-    return self_attention.block(x)
+def reference_block(x, self_attention, norm1, norm2, w_1, b_1, w_2, b_2, norm_first=False):
+    """The seeded block's own forward pass with these feed-forward weights, differentiable in x and the weights."""
+    block = self_attention.block
+    return torch.func.functional_call(block, _ffn_parameters(w_1, b_1, w_2, b_2, "feed_forward."), (x,))
 
 
 SPEC = CheckSpec(
     name="check_encoder_block",
     function="encoder_block",
-    arg_names=("x", "self_attention", "feed_forward", "norm1", "norm2", "norm_first"),
+    arg_names=("x", "self_attention", "norm1", "norm2", "w_1", "b_1", "w_2", "b_2", "norm_first"),
     output=TensorOut("(batch, seq, d_model)"),
     cases=[
         Case("post-LN", _case(601, norm_first=False, batch=2, seq=5)),
         Case("pre-LN", _case(602, norm_first=True, batch=2, seq=5)),
     ],
     mistakes=MISTAKES,
-    success="Both variants match course_lib's TransformerEncoderBlock: attention, then feed-forward, each with add & norm.",
+    success="Both variants match course_lib's TransformerEncoderBlock: attention, then your feed-forward network, "
+    "each with add & norm.",
     stages=_stages,
     reference=reference_block,
 )
 
 
 def check_encoder_block(encoder_block, verbose: bool = True) -> CheckResult:
-    """Check ``encoder_block(x, self_attention, feed_forward, norm1, norm2, norm_first)`` against ``TransformerEncoderBlock``."""
+    """Check ``encoder_block(x, self_attention, norm1, norm2, w_1, b_1, w_2, b_2, norm_first)`` against the block."""
     return run_check(SPEC, encoder_block, verbose)

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import attention, encoder, multihead, normalization, positions, rnn
+from . import attention, encoder, experiment, multihead, normalization, positions, rnn
 from .core import MISSING, CheckResult, CheckSpec, Mistake, run_check
 
 
@@ -45,10 +45,14 @@ EXERCISES: dict[str, Exercise] = {
         Exercise("ex04_positional_encoding", "Sinusoidal positional encoding", (positions.SPEC,)),
         Exercise(
             "ex05_layernorm_residual",
-            "LayerNorm and the residual connection",
-            (normalization.LN_SPEC, normalization.RESIDUAL_SPEC),
+            "LayerNorm, the residual connection, and an experiment without it",
+            (normalization.LN_SPEC, normalization.RESIDUAL_SPEC, experiment.SPEC),
         ),
-        Exercise("ex06_encoder_block", "The encoder block, pre-LN and post-LN", (encoder.SPEC,)),
+        Exercise(
+            "ex06_encoder_block",
+            "The feed-forward network and the encoder block, pre-LN and post-LN",
+            (encoder.FFN_SPEC, encoder.SPEC),
+        ),
     )
 }
 
@@ -66,6 +70,8 @@ CHECKS: dict[str, Callable[..., CheckResult]] = {
     "check_positional_encoding": positions.check_positional_encoding,
     "check_layer_norm": normalization.check_layer_norm,
     "check_sublayer_connection": normalization.check_sublayer_connection,
+    "check_experiment": experiment.check_experiment,
+    "check_feed_forward": encoder.check_feed_forward,
     "check_encoder_block": encoder.check_encoder_block,
 }
 
