@@ -7,8 +7,10 @@ One module per concept, in teaching order:
 - ``multihead``   notebook 03: split/merge heads, multi-head attention
 - ``positions``   notebook 04: sinusoidal and learned positional encodings
 - ``blocks``      notebooks 05–06: LayerNorm, residual connections, feed-forward, encoder block and stack
+- ``decoder``     notebook 08: the decoder-only language model, its next-token loss, the KV cache, generation
 
-On top of them: ``models`` (the small classifiers the notebooks train), ``tasks`` (synthetic data),
+On top of them: ``models`` (the small classifiers the notebooks train), ``sampling`` (greedy, temperature, top-k,
+top-p), ``lm_baselines`` (unigram, bigram and LSTM language models), ``tasks`` (synthetic data and corpora),
 ``training`` (a seeded training loop), ``plots``, ``widgets``, ``quiz`` (the self-check quizzes) and ``checks`` (the
 exercise checks). ``syllabus`` is the table of the course's notebooks and topics. Everything a learner never needs
 to read (the command line ``python -m course_lib``, slides, bundle, grading) lives in ``course_lib.tools``.
@@ -17,10 +19,12 @@ to read (the command line ``python -m course_lib``, slides, bundle, grading) liv
 try:
     from .attention import causal_mask, padding_mask, scaled_dot_product_attention, softmax
     from .blocks import FeedForward, LayerNorm, Residual, TransformerEncoder, TransformerEncoderBlock
+    from .decoder import DecoderBlock, DecoderLM, KVCache, generate, next_token_loss
     from .multihead import MultiHeadAttention, merge_heads, split_heads
     from .positions import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding
     from .recurrent import VanillaRNN, input_gradient_norms, input_gradients
     from .reproducibility import get_device, set_seed
+    from .sampling import greedy, sample, top_k_filter, top_p_filter
 except ModuleNotFoundError as _missing:  # torch or numpy is not installed: the command line (doctor) still runs
     if _missing.name not in ("torch", "numpy"):
         raise
@@ -55,6 +59,15 @@ __all__ = [
     "FeedForward",
     "TransformerEncoderBlock",
     "TransformerEncoder",
+    "DecoderBlock",
+    "DecoderLM",
+    "KVCache",
+    "next_token_loss",
+    "generate",
+    "greedy",
+    "sample",
+    "top_k_filter",
+    "top_p_filter",
     "VanillaRNN",
     "input_gradient_norms",
     "input_gradients",
