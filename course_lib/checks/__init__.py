@@ -14,6 +14,7 @@ never prints the reference solution. ``MISTAKES`` is the catalogue of typical mi
 from .attention import check_attention, check_causal_attention, check_softmax
 from .core import CheckResult, Mistake
 from .encoder import check_encoder_block
+from .language_model import check_kv_cache_step, check_next_token_loss, check_top_k_filter, check_top_p_filter
 from .multihead import check_merge_heads, check_multi_head_attention, check_split_heads
 from .normalization import check_layer_norm, check_sublayer_connection
 from .positions import check_positional_encoding
@@ -41,4 +42,8 @@ __all__ = [
     "check_layer_norm",
     "check_sublayer_connection",
     "check_encoder_block",
+    "check_next_token_loss",
+    "check_top_k_filter",
+    "check_top_p_filter",
+    "check_kv_cache_step",
 ]

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import attention, encoder, multihead, normalization, positions, rnn
+from . import attention, encoder, language_model, multihead, normalization, positions, rnn
 from .core import MISSING, CheckResult, CheckSpec, Mistake, run_check
 
 
@@ -49,6 +49,11 @@ EXERCISES: dict[str, Exercise] = {
             (normalization.LN_SPEC, normalization.RESIDUAL_SPEC),
         ),
         Exercise("ex06_encoder_block", "The encoder block, pre-LN and post-LN", (encoder.SPEC,)),
+        Exercise(
+            "ex07_language_model",
+            "A language model: the next-token loss, top-k and top-p filtering, one step with a KV cache",
+            (language_model.LOSS_SPEC, language_model.TOP_K_SPEC, language_model.TOP_P_SPEC, language_model.STEP_SPEC),
+        ),
     )
 }
 
@@ -67,6 +72,10 @@ CHECKS: dict[str, Callable[..., CheckResult]] = {
     "check_layer_norm": normalization.check_layer_norm,
     "check_sublayer_connection": normalization.check_sublayer_connection,
     "check_encoder_block": encoder.check_encoder_block,
+    "check_next_token_loss": language_model.check_next_token_loss,
+    "check_top_k_filter": language_model.check_top_k_filter,
+    "check_top_p_filter": language_model.check_top_p_filter,
+    "check_kv_cache_step": language_model.check_kv_cache_step,
 }
 
 #: The mistake catalogue: for every check, the typical mistakes it recognises (each with a buggy example).
