@@ -102,18 +102,19 @@ def train_lm(
     seed: int = 0,
     pad_id: int = 0,
     clip: float = 1.0,
+    lr_decay: float = 0.0,
     log_every: int | None = None,
     name: str = "model",
 ) -> dict:
     """Adam on ``next_token_loss`` for ``steps`` fresh batches ``make_batch(batch_size, generator)`` ``(batch, seq)``.
 
-    The learning rate decays linearly to 10% of ``lr``. Prints the mean loss every ``log_every`` steps and returns
+    ``lr_decay``: the learning rate falls linearly by this fraction of ``lr`` over the run (0: constant). Prints the mean loss every ``log_every`` steps and returns
     ``{"loss": [per step], "seconds": wall-clock}``.
     """
     check_positive_int("steps", steps)
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, foreach=True)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1 - 0.9 * step / steps)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1 - lr_decay * step / steps)
     log_every = log_every or max(1, steps // 4)
     model.train()
     losses: list[float] = []

@@ -11,7 +11,8 @@ e.g. ``the young fox , which chased the owls beside the fences , hides quietly .
 present tense and agrees with the subject (``hides`` / ``hide``); the clause verb is in the past tense, so it
 carries no number. The subject noun is therefore the *only* word that tells which form comes; between it and the
 verb sit up to ten words of clause, whose nouns (*attractors*) may have the other number. The word just before the
-verb is always the closing comma, so a bigram model, which sees one word back, cannot tell the forms apart.
+verb is always the closing comma, so a bigram model, which sees one word back, cannot tell the forms apart. The
+animals inside a clause (owls, ponies, hens, mice) never head a sentence, so "the first animal" is the subject.
 
 ``Vocabulary`` maps words to ids (``<pad>`` is 0, ``<bos>`` starts every sentence). ``RelativeClauseCorpus``
 draws sentences with a seeded ``random.Random`` and splits them into train and validation (no validation sentence occurs
@@ -32,14 +33,14 @@ PAD, BOS = "<pad>", "<bos>"
 FUNCTION_WORDS = ["the", ",", "which", "."]
 ADJECTIVES = ["small", "grey", "young", "clever", "tired"]
 SUBJECTS = [("dog", "dogs"), ("fox", "foxes"), ("goose", "geese"), ("wolf", "wolves"), ("rabbit", "rabbits")]
-OTHER_ANIMALS = [("owl", "owls"), ("pony", "ponies"), ("hen", "hens")]
+CLAUSE_ANIMALS = [("owl", "owls"), ("pony", "ponies"), ("hen", "hens"), ("mouse", "mice")]  # never subjects
 PLACES = [("barn", "barns"), ("tree", "trees"), ("river", "rivers"), ("fence", "fences")]
 PREPOSITIONS = ["near", "behind", "beside", "under"]
 CLAUSE_VERBS = ["chased", "watched", "followed", "scared", "found"]  # past tense: no number
 VERBS = [("barks", "bark"), ("sleeps", "sleep"), ("runs", "run"), ("waits", "wait"), ("hides", "hide")]  # (sg, pl)
 ADVERBS = ["loudly", "quietly", "again", "today"]
 
-ANIMALS = SUBJECTS + OTHER_ANIMALS  # what may appear inside a clause
+ANIMALS = SUBJECTS + CLAUSE_ANIMALS
 
 
 class Vocabulary:
@@ -150,11 +151,11 @@ def random_sentence(
         n_pps = min_pps + rng.randrange(3 - min_pps)
         words += [",", "which"]
         if _coin(0.5, rng):  # subject relative: which chased the owls (near the barns)
-            words += [_choice(CLAUSE_VERBS, rng), *_noun_phrase(ANIMALS, noun_number(), rng)]
+            words += [_choice(CLAUSE_VERBS, rng), *_noun_phrase(CLAUSE_ANIMALS, noun_number(), rng)]
             for _ in range(n_pps):
                 words += [_choice(PREPOSITIONS, rng), *_noun_phrase(PLACES, noun_number(), rng)]
         else:  # object relative: which the owls (near the barns) chased
-            words += _noun_phrase(ANIMALS, noun_number(), rng)
+            words += _noun_phrase(CLAUSE_ANIMALS, noun_number(), rng)
             for _ in range(min(n_pps, 1)):
                 words += [_choice(PREPOSITIONS, rng), *_noun_phrase(PLACES, noun_number(), rng)]
             words += [_choice(CLAUSE_VERBS, rng)]
