@@ -422,3 +422,76 @@ def show_figure(fig=None, alt: str | None = None) -> str:
 
 
 # --------------------------------------------------------------------------- figures of notebook 08
+
+
+def next_token_bars(words: Sequence[str], probabilities, filtered, title: str, ax=None, top: int = 12):
+    """Bars of the ``top`` most likely next words: the model's probabilities (light) and what sampling draws from
+    after temperature and filtering (dark, hatched). ``probabilities`` and ``filtered`` are ``(vocab,)``."""
+    probabilities = torch.as_tensor(probabilities).detach().float()
+    filtered = torch.as_tensor(filtered).detach().float()
+    order = probabilities.argsort(descending=True)[:top].tolist()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 3.4))
+    positions = torch.arange(len(order)).float()
+    ax.bar(
+        positions - 0.2,
+        [probabilities[i].item() for i in order],
+        0.4,
+        color=PALETTE["sky"],
+        label="model: softmax(logits)",
+    )
+    ax.bar(
+        positions + 0.2,
+        [filtered[i].item() for i in order],
+        0.4,
+        color=PALETTE["blue"],
+        hatch="//",
+        label="sampled from (after τ, top-k, top-p)",
+    )
+    ax.set_xticks(positions.tolist(), [words[i] for i in order], rotation=40, ha="right")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("probability of the next word")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="upper right")
+    return ax
+
+
+def cache_timing_plot(lengths, uncached_ms, cached_ms, ax=None):
+    """Milliseconds per generated token against the number of positions already generated, with and without a KV
+    cache."""
+    ax = line_plot(
+        lengths,
+        {"without a cache: recompute the whole prefix": uncached_ms, "with a KV cache: one new token": cached_ms},
+        xlabel="positions already in the sequence",
+        ylabel="milliseconds per generated token",
+        title="Without a cache each new token costs more; with one it stays cheap",
+        ax=ax,
+    )
+    ax.set_ylim(bottom=0)
+    return ax
+
+
+def cross_attention_diagram(ax=None):
+    """Encoder–decoder cross-attention: queries from the decoder's tokens, keys and values from the encoder's."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8, 3.2))
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 4)
+    ax.axis("off")
+    boxes = [
+        (0.3, 0.4, 3.6, 1.0, "encoder: reads the source\n(no mask: sees all of it)", PALE["green"]),
+        (6.1, 0.4, 3.6, 1.0, "decoder: writes the target\n(causal self-attention)", PALE["sky"]),
+        (3.2, 2.5, 3.6, 1.1, "cross-attention\nsoftmax(Q Kᵀ / √d_k) V", PALE["orange"]),
+    ]
+    for x, y, w, h, label, colour in boxes:
+        ax.add_patch(plt.Rectangle((x, y), w, h, facecolor=colour, edgecolor="black"))
+        ax.text(x + w / 2, y + h / 2, label, ha="center", va="center", fontsize=9)
+    arrow = dict(arrowstyle="->", color="black", lw=1.3)
+    ax.annotate("", xy=(4.2, 2.5), xytext=(2.1, 1.4), arrowprops=arrow)
+    ax.text(1.7, 2.1, "keys K, values V", fontsize=9)
+    ax.annotate("", xy=(5.8, 2.5), xytext=(7.9, 1.4), arrowprops=arrow)
+    ax.text(7.4, 2.1, "queries Q", fontsize=9)
+    ax.annotate("", xy=(7.0, 1.4), xytext=(6.0, 2.5), arrowprops=dict(arrowstyle="->", color="grey", lw=1, ls="--"))
+    ax.text(5.55, 1.75, "output, added\nto the decoder", fontsize=8, color="dimgrey", ha="center")
+    ax.set_title("Cross-attention: the decoder asks, the encoder's sequence answers", fontsize=10)
+    return ax

@@ -49,6 +49,7 @@ COURSE: tuple[Notebook, ...] = (
     ),
     Notebook("06", "06_transformer_block.ipynb", "The Transformer block", "blocks", "ex06_encoder_block", "06"),
     Notebook("07", "07_knowledge_check.ipynb", "Final knowledge check", quiz="final"),
+    Notebook("08", "08_language_model.ipynb", "A small language model", "decoder", "ex07_language_model", "08"),
 )
 
 # notebook number → (file in notebooks/, title): the view most callers want
@@ -67,6 +68,7 @@ TOPICS: dict[str, str] = {
     "residuals": "Residual connections",
     "layernorm": "Layer normalization",
     "transformer_block": "The Transformer block",
+    "language_model": "A small language model",
 }
 
 

@@ -1,5 +1,7 @@
 """The interactive video search of notebook 02: type a query, move the temperature, watch the playlist change.
 
+(At the end of the file: the sampling lab of notebook 08, ``SamplingWidget``.)
+
 The search is attention with a single query over the tiny database in ``course_lib.tasks.video_search``:
 
     scores  = K q                       one score per video: how many query concepts its title and tags mention
@@ -23,7 +25,9 @@ from matplotlib.figure import Figure
 
 from ._validate import CourseInputError
 from .attention import softmax
-from .plots import PALETTE, describe_figure
+from .decoder import generate
+from .plots import PALETTE, describe_figure, next_token_bars
+from .sampling import sampler, top_k_filter, top_p_filter
 from .tasks import video_search as vs
 
 
@@ -158,6 +162,102 @@ class VideoSearchWidget(widgets.VBox):
         # ipykernel 7 that sometimes stalls the execution of the next cell when the notebook is run headless.)
         figure = Figure(figsize=(10, 4))
         plot_search(self.result, query, temperature, axes=figure.subplots(1, 2, gridspec_kw={"width_ratios": [2.2, 1]}))
+        png = io.BytesIO()
+        figure.savefig(png, format="png", dpi=80)
+        alt = describe_figure(figure)
+        self.output.outputs = (
+            {
+                "output_type": "display_data",
+                "data": {
+                    "image/png": base64.b64encode(png.getvalue()).decode("ascii"),
+                    "text/plain": f"[figure] {alt}",
+                },
+                "metadata": {"image/png": {"alt": alt}},
+            },
+            {"output_type": "stream", "name": "stdout", "text": self.text + "\n"},
+        )
+
+
+# --------------------------------------------------------------------------- notebook 08: the sampling lab
+
+
+def sampling_distributions(
+    model, prompt_ids: list[int], temperature: float, top_k: int | None, top_p: float | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The model's next-token probabilities after ``prompt_ids`` ``(vocab,)``, and the distribution sampling draws
+    from after dividing by the temperature τ and filtering with top-k and top-p ``(vocab,)``."""
+    with torch.no_grad():
+        logits = model(torch.tensor([prompt_ids]))[0, -1]  # (vocab,)
+    scaled = logits / temperature
+    if top_k is not None:
+        scaled = top_k_filter(scaled, top_k)
+    if top_p is not None:
+        scaled = top_p_filter(scaled, top_p)
+    return softmax(logits), softmax(scaled)
+
+
+def sampling_text(words, probabilities, filtered, continuation: str, top: int = 8) -> str:
+    """The most likely next words with both probabilities, and a sampled continuation, as text."""
+    order = probabilities.argsort(descending=True)[:top].tolist()
+    kept = int((filtered > 0).sum())
+    lines = [f"{'next word':>10s}  model  sampled from"]
+    lines += [f"{words[i]:>10s}  {probabilities[i]:.3f}  {filtered[i]:.3f}" for i in order]
+    lines.append(f"{kept} of {len(words)} words can be drawn; a sampled continuation: {continuation}")
+    return "\n".join(lines)
+
+
+class SamplingWidget(widgets.VBox):
+    """Sliders for the temperature τ, top-k and top-p above the next-word probability bars and a sampled continuation.
+
+    ``update()`` redraws on every change. After it, ``text`` holds the table and the continuation, which is also
+    what a page without a kernel shows (``repr``), so static viewers get the numbers instead of an empty box.
+    """
+
+    def __init__(self, model, vocab, prompts: list[str], seed: int = 0, max_steps: int = 20):
+        self.model, self.vocab, self.max_steps = model, vocab, max_steps
+        self.prompt = widgets.Dropdown(options=prompts, value=prompts[0], description="prompt")
+        self.temperature = widgets.FloatLogSlider(
+            value=1.0, base=10, min=-1.5, max=0.7, step=0.05, description="τ", continuous_update=False
+        )
+        self.top_k = widgets.IntSlider(
+            value=len(vocab), min=1, max=len(vocab), description="top-k", continuous_update=False
+        )
+        self.top_p = widgets.FloatSlider(
+            value=1.0, min=0.05, max=1.0, step=0.05, description="top-p", continuous_update=False
+        )
+        self.seed = widgets.IntText(value=seed, description="seed", layout=widgets.Layout(width="160px"))
+        self.output = widgets.Output()
+        self.text = ""
+        for control in (self.prompt, self.temperature, self.top_k, self.top_p, self.seed):
+            control.observe(lambda _: self.update(), names="value")
+        controls = widgets.HBox(
+            [widgets.VBox([self.prompt, self.seed]), widgets.VBox([self.temperature, self.top_k, self.top_p])]
+        )
+        super().__init__([controls, self.output])
+        self.update()
+
+    def __repr__(self) -> str:  # a page without a kernel (e.g. GitHub) shows this instead of the widget
+        return f"[sampling lab: run this notebook in Jupyter to move the sliders]\n{self.text}"
+
+    def update(self) -> None:
+        """Recompute the two distributions and a continuation for the current settings; redraw."""
+        tau, k, p = self.temperature.value, self.top_k.value, self.top_p.value
+        prompt_ids = [self.vocab.bos_id] + self.vocab.encode(self.prompt.value)
+        probabilities, filtered = sampling_distributions(self.model, prompt_ids, tau, k, p)
+        tokens = generate(
+            self.model,
+            torch.tensor([prompt_ids]),
+            min(self.max_steps, self.model.max_len - len(prompt_ids)),  # no further than the model has positions
+            sampler=sampler(temperature=tau, top_k=k, top_p=p),
+            generator=torch.Generator().manual_seed(int(self.seed.value)),
+        )[0, len(prompt_ids) :].tolist()
+        words = [self.vocab.words[i] for i in tokens]
+        continuation = " ".join(words[: words.index(".") + 1] if "." in words else words)
+        self.text = sampling_text(self.vocab.words, probabilities, filtered, f"{self.prompt.value} {continuation}")
+        figure = Figure(figsize=(8, 3.4))
+        title = f'next word after "{self.prompt.value}"   (τ = {tau:.2g}, top-k = {k}, top-p = {p:.2f})'
+        next_token_bars(self.vocab.words, probabilities, filtered, title, ax=figure.subplots())
+        figure.tight_layout()
         png = io.BytesIO()
         figure.savefig(png, format="png", dpi=80)
         alt = describe_figure(figure)

@@ -255,3 +255,22 @@ def test_the_lstm_is_sized_like_the_transformer_and_training_lowers_the_loss():
     history = train_lm(model, corpus.batch, 30, log_every=30)
     assert validation_loss(model, corpus.validation_batch()) < before - 0.5
     assert len(history["loss"]) == 30
+
+
+def test_the_sampling_widget_redraws_and_has_a_text_fallback():
+    from course_lib.widgets import SamplingWidget, sampling_distributions
+
+    model = DecoderLM(len(rc.VOCAB), 16, 2, 1, 32, rc.MAX_LEN).eval()
+    lab = SamplingWidget(model, rc.VOCAB, ["the dog , which chased the owls ,", "the geese"])
+    assert "sampled continuation" in lab.text and lab.text in repr(lab)
+    assert len(lab.output.outputs) == 2 and "image/png" in lab.output.outputs[0]["data"]
+    lab.top_k.value = 1  # only one word can be drawn now
+    assert "1 of 60 words can be drawn" in lab.text
+    lab.top_k.value = len(rc.VOCAB)
+    lab.top_p.value = 0.05
+    probabilities, filtered = sampling_distributions(
+        model, [rc.VOCAB.bos_id] + rc.VOCAB.encode(lab.prompt.value), 1.0, None, 0.05
+    )
+    kept = int((filtered > 0).sum())
+    assert kept < len(rc.VOCAB) and f"{kept} of 60 words can be drawn" in lab.text
+    assert probabilities.sort(descending=True).values[:kept].sum() >= 0.05

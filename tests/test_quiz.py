@@ -44,7 +44,7 @@ from course_lib.quiz import (
 from course_lib.quiz.model import letter
 from course_lib.tools.cli import main as cli_main
 
-NOTEBOOK_BANKS = ["01", "02", "03", "04", "05", "06"]
+NOTEBOOK_BANKS = ["01", "02", "03", "04", "05", "06", "08"]
 ALL_BANKS = NOTEBOOK_BANKS + ["final"]
 QUIZZES = {name: load_bank(name) for name in ALL_BANKS}
 QUESTIONS = [(name, q) for name, quiz in QUIZZES.items() for q in quiz.questions]
@@ -469,6 +469,31 @@ def _block_sequence_length(question):
     assert count_parameters(block) == before
 
 
+def _weight_tying(question):
+    from course_lib.decoder import DecoderLM
+
+    tied, untied = DecoderLM(1000, 128, 4, 1, 256, 8), DecoderLM(1000, 128, 4, 1, 256, 8, tie_weights=False)
+    assert count_parameters(untied) - count_parameters(tied) == question.answer
+
+
+def _top_p_count(question):
+    from course_lib.sampling import top_p_filter
+
+    logits = torch.tensor([0.5, 0.3, 0.15, 0.05]).log()
+    assert int(torch.isfinite(top_p_filter(logits, 0.9)).sum()) == question.answer
+
+
+def _cache_bytes(question):
+    from course_lib.decoder import DecoderLM
+
+    model = DecoderLM(10, 8 * 32, 8, 4, 64, max_len=100).eval()
+    cache = model.new_cache()
+    with torch.no_grad():
+        model(torch.zeros(1, 100, dtype=torch.long), cache)
+    assert cache.nbytes == question.answer
+    assert cache.nbytes // 2 == question.mistakes[0].answer
+
+
 CONSISTENCY = {
     "rnn-final-state-shape": _rnn_final_state,
     "vanishing-gradient-exponent": _vanishing_exponent,
@@ -511,6 +536,9 @@ CONSISTENCY = {
     "block-norm-parameters": _block_part("norms"),
     "final-block-parameters": _block_part("total"),
     "block-sequence-length": _block_sequence_length,
+    "lm-weight-tying": _weight_tying,
+    "lm-top-p-count": _top_p_count,
+    "lm-cache-bytes": _cache_bytes,
 }
 
 

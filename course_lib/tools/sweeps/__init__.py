@@ -186,6 +186,15 @@ SWEEPS: tuple[Sweep, ...] = (
         seeds=1,
         minutes=0.1,
     ),
+    # notebook 08
+    Sweep(
+        "language-model",
+        "08",
+        "the decoder LM beats unigram and bigram and learns agreement across the clause; the same-size LSTM alongside",
+        f"{_HERE}.nb08:language_model",
+        seeds=10,
+        minutes=3,
+    ),
 )
 
 
