@@ -383,7 +383,15 @@ def test_grading_survives_crashing_and_hanging_submissions(workdir, tmp_path):
     assert after == before, "grading must never modify the submissions"
     rows = list(csv.DictReader((out / "scores.csv").open(encoding="utf-8")))
     table = {row["student_id"]: row for row in rows}
-    assert [table["alice"][e] for e in EXERCISES] == ["missing", "missing", "missing", "pass", "fail", "missing", "missing"]
+    assert [table["alice"][e] for e in EXERCISES] == [
+        "missing",
+        "missing",
+        "missing",
+        "pass",
+        "fail",
+        "missing",
+        "missing",
+    ]
     assert [
         table["alice"][k] for k in ("pass", "fail", "error", "timeout", "missing", "points", "points_possible")
     ] == ["1", "1", "0", "0", "5", "1", "16"]
