@@ -10,7 +10,7 @@ The sentences come from a small grammar (parts in brackets are optional, ``|`` s
 e.g. ``the young fox , which chased the owls beside the fences , hides quietly .`` The main verb is in the
 present tense and agrees with the subject (``hides`` / ``hide``); the clause verb is in the past tense, so it
 carries no number. The subject noun is therefore the *only* word that tells which form comes; between it and the
-verb sit up to ten words of clause, whose nouns (*attractors*) may have the other number. The word just before the
+verb sit up to 15 tokens of clause, whose nouns (*attractors*) may have the other number. The word just before the
 verb is always the closing comma, so a bigram model, which sees one word back, cannot tell the forms apart. The
 animals inside a clause (owls, ponies, hens, mice) never head a sentence, so "the first animal" is the subject.
 
