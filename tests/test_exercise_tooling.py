@@ -204,7 +204,7 @@ def test_build_check_reports_a_stale_learner_notebook(workdir, capsys):
 
 
 def test_learner_notebooks_run_and_every_check_says_not_implemented_yet(tmp_path):
-    """All six learner notebooks in ONE kernel (a %reset between them), to keep the suite fast."""
+    """All the learner notebooks in ONE kernel (a %reset between them), to keep the suite fast."""
     from nbclient import NotebookClient
 
     combined = nbformat.v4.new_notebook(
@@ -338,9 +338,10 @@ def test_progress_lists_which_exercises_pass(workdir):
         "ex04_positional_encoding": "passes",
         "ex05_layernorm_residual": "not started",
         "ex06_encoder_block": "missing",
+        "ex07_language_model": "not started",
     }
     report = lines[-1]
-    assert "1 of 6 exercises pass." in report and "✅ sinusoidal_encoding" in report
+    assert "1 of 7 exercises pass." in report and "✅ sinusoidal_encoding" in report
 
 
 # ---------------------------------------------------------------------------------------- grading
@@ -382,10 +383,18 @@ def test_grading_survives_crashing_and_hanging_submissions(workdir, tmp_path):
     assert after == before, "grading must never modify the submissions"
     rows = list(csv.DictReader((out / "scores.csv").open(encoding="utf-8")))
     table = {row["student_id"]: row for row in rows}
-    assert [table["alice"][e] for e in EXERCISES] == ["missing", "missing", "missing", "pass", "fail", "missing"]
+    assert [table["alice"][e] for e in EXERCISES] == [
+        "missing",
+        "missing",
+        "missing",
+        "pass",
+        "fail",
+        "missing",
+        "missing",
+    ]
     assert [
         table["alice"][k] for k in ("pass", "fail", "error", "timeout", "missing", "points", "points_possible")
-    ] == ["1", "1", "0", "0", "4", "1", str(sum(len(exercise.specs) for exercise in EXERCISES.values()))]
+    ] == ["1", "1", "0", "0", "5", "1", str(sum(len(exercise.specs) for exercise in EXERCISES.values()))]
     assert (
         table["alice"]["ex04_positional_encoding points"] == "1"
         and table["alice"]["ex05_layernorm_residual:check_layer_norm"] == "not_implemented"
@@ -395,7 +404,7 @@ def test_grading_survives_crashing_and_hanging_submissions(workdir, tmp_path):
     )
     markdown = (out / "scores.md").read_text(encoding="utf-8")
     assert (
-        "| alice | missing 0/2 | missing 0/3 | missing 0/3 | pass 1/1 | fail 0/3 | missing 0/2 | 1 | 1 | 0 | 0 | 4 | 1/14 |"
+        "| alice | missing 0/2 | missing 0/3 | missing 0/3 | pass 1/1 | fail 0/3 | missing 0/2 | missing 0/4 | 1 | 1 | 0 | 0 | 5 | 1/18 |"
         in markdown
     )
     assert "process died" in markdown and "did not finish" in markdown

@@ -15,6 +15,7 @@ from .attention import check_attention, check_causal_attention, check_softmax
 from .core import CheckResult, Mistake
 from .encoder import check_encoder_block, check_feed_forward
 from .experiment import check_experiment, compare_with_prediction, short_training
+from .language_model import check_kv_cache_step, check_next_token_loss, check_top_k_filter, check_top_p_filter
 from .multihead import check_merge_heads, check_multi_head_attention, check_split_heads
 from .normalization import check_layer_norm, check_sublayer_connection
 from .positions import check_positional_encoding
@@ -46,4 +47,8 @@ __all__ = [
     "short_training",
     "check_feed_forward",
     "check_encoder_block",
+    "check_next_token_loss",
+    "check_top_k_filter",
+    "check_top_p_filter",
+    "check_kv_cache_step",
 ]

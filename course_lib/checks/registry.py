@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import attention, encoder, experiment, multihead, normalization, positions, rnn
+from . import attention, encoder, experiment, language_model, multihead, normalization, positions, rnn
 from .core import MISSING, CheckResult, CheckSpec, Mistake, run_check
 
 
@@ -53,6 +53,11 @@ EXERCISES: dict[str, Exercise] = {
             "The feed-forward network and the encoder block, pre-LN and post-LN",
             (encoder.FFN_SPEC, encoder.SPEC),
         ),
+        Exercise(
+            "ex07_language_model",
+            "A language model: the next-token loss, top-k and top-p filtering, one step with a KV cache",
+            (language_model.LOSS_SPEC, language_model.TOP_K_SPEC, language_model.TOP_P_SPEC, language_model.STEP_SPEC),
+        ),
     )
 }
 
@@ -73,6 +78,10 @@ CHECKS: dict[str, Callable[..., CheckResult]] = {
     "check_experiment": experiment.check_experiment,
     "check_feed_forward": encoder.check_feed_forward,
     "check_encoder_block": encoder.check_encoder_block,
+    "check_next_token_loss": language_model.check_next_token_loss,
+    "check_top_k_filter": language_model.check_top_k_filter,
+    "check_top_p_filter": language_model.check_top_p_filter,
+    "check_kv_cache_step": language_model.check_kv_cache_step,
 }
 
 #: The mistake catalogue: for every check, the typical mistakes it recognises (each with a buggy example).
