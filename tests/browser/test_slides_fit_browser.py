@@ -1,6 +1,6 @@
 """Every slide of the exported decks fits the slide (issue 15), measured in headless Chromium.
 
-Exports notebooks 01-07 as they are, opens each deck from file:// in a viewport the size of the deck's slide
+Exports every notebook of the course as it is, opens each deck from file:// in a viewport the size of the deck's slide
 (1150 x 820 plus reveal.js's margin, so the scale is 1), shows every slide in turn (reveal.js lays out only the
 slides near the current one, and the deck fits each slide when it is shown), waits for MathJax, and counts the
 slides whose content is taller or wider than the slide: ``scrollHeight > clientHeight`` of the slide's <section>
