@@ -16,7 +16,7 @@ import pytest
 from course_lib.quiz import load_bank
 
 NOTEBOOK = "notebooks/07_knowledge_check.ipynb"
-PARTS = 4  # show_quiz cells in the notebook
+PARTS = 5  # show_quiz cells in the notebook
 pytestmark = pytest.mark.browser
 
 
@@ -35,7 +35,7 @@ def test_knowledge_check_in_jupyterlab(open_notebook):
 
     # -- stored outputs, before anything runs: the static fallback --------------------------------------------
     static = notebook.locator(".course-quiz-static")
-    expect(static).to_have_count(PARTS + 1)  # four quiz parts and the summary table
+    expect(static).to_have_count(PARTS + 1)  # the quiz parts and the summary table
     assert notebook.locator("details[open]").count() == 0, "answers must stay folded until the reader opens them"
     assert notebook.locator("details summary", has_text="Show the answer").count() == len(quiz)
     assert nb.widget_errors() == []
