@@ -31,6 +31,24 @@ from .sampling import sampler, top_k_filter, top_p_filter
 from .tasks import video_search as vs
 
 
+def figure_outputs(figure, text: str) -> tuple[dict, dict]:
+    """The Output-widget content for ``figure`` (a PNG with alt text written from its data) and ``text`` under it.
+
+    The widgets render to a PNG themselves and set the Output widget's content directly: printing inside
+    ``with self.output:`` also works in JupyterLab, but makes nbclient echo every captured figure back to the kernel,
+    and with ipykernel 7 that sometimes stalls the execution of the next cell when a notebook runs headless.
+    """
+    png = io.BytesIO()
+    figure.savefig(png, format="png", dpi=80)
+    alt = describe_figure(figure)
+    image = {
+        "output_type": "display_data",
+        "data": {"image/png": base64.b64encode(png.getvalue()).decode("ascii"), "text/plain": f"[figure] {alt}"},
+        "metadata": {"image/png": {"alt": alt}},
+    }
+    return image, {"output_type": "stream", "name": "stdout", "text": text + "\n"}
+
+
 def search(query: str, temperature: float = 1.0) -> dict:
     """Soft search of the video database for ``query``.
 
@@ -157,25 +175,10 @@ class VideoSearchWidget(widgets.VBox):
             self.examples.value = _PICK  # the text was edited: the drop-down no longer names the query
         self.result = search(query, temperature)
         self.text = describe(self.result)
-        # Render to a PNG ourselves and set the Output widget's content directly. (Printing inside `with self.output:`
-        # also works in JupyterLab, but makes nbclient echo every captured figure back to the kernel, and with
-        # ipykernel 7 that sometimes stalls the execution of the next cell when the notebook is run headless.)
+        # rendered to a PNG here and set as the Output widget's content (figure_outputs says why)
         figure = Figure(figsize=(10, 4))
         plot_search(self.result, query, temperature, axes=figure.subplots(1, 2, gridspec_kw={"width_ratios": [2.2, 1]}))
-        png = io.BytesIO()
-        figure.savefig(png, format="png", dpi=80)
-        alt = describe_figure(figure)
-        self.output.outputs = (
-            {
-                "output_type": "display_data",
-                "data": {
-                    "image/png": base64.b64encode(png.getvalue()).decode("ascii"),
-                    "text/plain": f"[figure] {alt}",
-                },
-                "metadata": {"image/png": {"alt": alt}},
-            },
-            {"output_type": "stream", "name": "stdout", "text": self.text + "\n"},
-        )
+        self.output.outputs = figure_outputs(figure, self.text)
 
 
 # --------------------------------------------------------------------------- notebook 08: the sampling lab
@@ -258,17 +261,4 @@ class SamplingWidget(widgets.VBox):
         title = f'next word after "{self.prompt.value}"   (τ = {tau:.2g}, top-k = {k}, top-p = {p:.2f})'
         next_token_bars(self.vocab.words, probabilities, filtered, title, ax=figure.subplots())
         figure.tight_layout()
-        png = io.BytesIO()
-        figure.savefig(png, format="png", dpi=80)
-        alt = describe_figure(figure)
-        self.output.outputs = (
-            {
-                "output_type": "display_data",
-                "data": {
-                    "image/png": base64.b64encode(png.getvalue()).decode("ascii"),
-                    "text/plain": f"[figure] {alt}",
-                },
-                "metadata": {"image/png": {"alt": alt}},
-            },
-            {"output_type": "stream", "name": "stdout", "text": self.text + "\n"},
-        )
+        self.output.outputs = figure_outputs(figure, self.text)

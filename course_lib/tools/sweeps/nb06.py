@@ -48,7 +48,7 @@ def lstm_gradient_ratio(lstm: RecurrentClassifier, L: int) -> float:
 
 
 def first_token_lengths(
-    seeds, *, lengths: tuple = LENGTHS, transformer_steps: int = 100, lstm_steps: int = 300
+    seeds, *, lengths: tuple = LENGTHS, transformer_steps: int = 50, lstm_steps: int = 300
 ) -> Table:
     """Section 2.3: a fresh Transformer and LSTM per length; run seed 1000·seed + L (the notebook is seed 0)."""
     table = Table(
