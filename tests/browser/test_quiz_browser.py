@@ -9,14 +9,24 @@ Opens a temporary copy of notebooks/07_knowledge_check.ipynb and checks:
 Screenshots go to test-output/ (gitignored).
 """
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
 from course_lib.quiz import load_bank
 
 NOTEBOOK = "notebooks/07_knowledge_check.ipynb"
-PARTS = 5  # show_quiz cells in the notebook
+
+
+def _quiz_parts(path: str) -> int:
+    """How many ``show_quiz`` cells the notebook has (each renders one quiz part)."""
+    notebook = json.loads((Path(__file__).resolve().parents[2] / path).read_text(encoding="utf-8"))
+    return sum("show_quiz(" in "".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code")
+
+
+PARTS = _quiz_parts(NOTEBOOK)  # show_quiz cells in the notebook
 pytestmark = pytest.mark.browser
 
 
