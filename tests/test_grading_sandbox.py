@@ -18,6 +18,7 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -570,3 +571,21 @@ def test_without_a_sandbox_the_grader_says_so_loudly(tmp_path, monkeypatch):
     assert "| ana | pass 1/1 |" in markdown
     with pytest.raises(grading.ExerciseToolError, match="--require-sandbox"):
         grading.grade(tmp_path / "submissions", tmp_path / "out2", timeout=30, echo=None, require_sandbox=True)
+
+
+def test_a_course_kept_under_tmp_stays_visible_behind_the_private_tmp(tmp_path, monkeypatch):
+    """The sandbox mounts a private /tmp; a venv (or the course) under /tmp is bound back read-only, or the grader
+    could not even start its Python (a clone made with mktemp -d lives there)."""
+    from course_lib.tools import sandbox
+
+    venv = Path(tempfile.mkdtemp(dir="/tmp")) / "course" / ".venv"
+    venv.mkdir(parents=True)
+    try:
+        monkeypatch.setattr(sys, "prefix", str(venv))
+        command = sandbox.bwrap_command(["python", "-c", "pass"], tmp_path, hidden=[])
+    finally:
+        shutil.rmtree(venv.parents[1])
+    resolved = str(venv.resolve())
+    bind = command.index(resolved) - 1
+    assert command[bind : bind + 3] == ["--ro-bind", resolved, resolved]
+    assert bind > command.index("/tmp"), "bound after the private /tmp is mounted, so it is not hidden by it"

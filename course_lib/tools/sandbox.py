@@ -234,6 +234,9 @@ def bwrap_command(command: list[str], staging: Path, hidden: list[Path], workdir
         Path(p).resolve()
         for p in (os.path.realpath(sys.executable), sys.prefix, sys.base_prefix, Path(__file__).parents[2])
     ]
+    # A course (or its venv) kept under /tmp would vanish behind the private /tmp: bind it back, read-only.
+    for path in sorted({path for path in needed if Path("/tmp") in path.parents and path.exists()}):
+        arguments += ["--ro-bind", str(path), str(path)]
     for folder in hidden:
         folder = Path(folder).resolve()
         if folder.is_dir() and not any(path == folder or folder in path.parents for path in needed):
