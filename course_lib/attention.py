@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from ._validate import CourseInputError, check_mask, check_positive_int, check_tensor, shape_str
+from ._validate import CourseInputError, broadcast_shape, check_mask, check_positive_int, check_tensor, shape_str
 
 
 def softmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
@@ -68,13 +68,11 @@ def scaled_dot_product_attention(
             f"and values {shape_str(values.shape)}"
         )
     for name, other in (("keys", keys), ("values", values)):
-        try:
-            torch.broadcast_shapes(queries.shape[:-2], other.shape[:-2])
-        except RuntimeError:
+        if broadcast_shape(queries.shape[:-2], other.shape[:-2]) is None:
             raise CourseInputError(
                 f"queries and {name} must have the same leading (batch, ...) axes, got queries {shape_str(queries.shape)} "
                 f"and {name} {shape_str(other.shape)}"
-            ) from None
+            )
     d_k = queries.shape[-1]
     # (Q / √d_k) Kᵀ equals Q Kᵀ / √d_k; scaling the (seq_q, d_k) queries is cheaper than the (seq_q, seq_k) scores
     scores = (queries / math.sqrt(d_k)) @ keys.transpose(-2, -1)  # (..., seq_q, seq_k)

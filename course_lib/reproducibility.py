@@ -31,8 +31,22 @@ def set_seed(seed: int = 0, threads: int | None = 1) -> torch.Generator:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    _use_deterministic_algorithms()
     return torch.Generator().manual_seed(seed)
+
+
+def _use_deterministic_algorithms() -> None:
+    """``torch.use_deterministic_algorithms(True, warn_only=True)`` without its 1-second import.
+
+    The public function first imports torch.compile's configuration, to set a flag that only compiled code reads;
+    at the top of every notebook that was a second of waiting. The course never compiles, so this sets the flag
+    PyTorch's ordinary kernels read (``torch.are_deterministic_algorithms_enabled()`` reports it the same way).
+    """
+    set_flag = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if set_flag is None:  # a PyTorch without the private setter: the public, slower way
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        return
+    set_flag(True, warn_only=True)
 
 
 def get_device() -> torch.device:

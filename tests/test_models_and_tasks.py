@@ -91,6 +91,7 @@ def test_set_seed_makes_draws_repeat_and_pins_the_thread_count():
         generator = set_seed(7)
         assert torch.equal(first[0], torch.rand(3)) and torch.equal(first[1], torch.rand(3, generator=generator))
         assert torch.get_num_threads() == 1
+        assert torch.are_deterministic_algorithms_enabled() and torch.is_deterministic_algorithms_warn_only_enabled()
         set_seed(0, threads=None)
         assert torch.get_num_threads() == 1, "threads=None leaves the setting alone"
         for bad in [dict(seed=1.5), dict(seed=True), dict(seed=0, threads=0)]:

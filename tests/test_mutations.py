@@ -40,8 +40,8 @@ MUTATIONS = {
     ),
     "LayerNorm centred once in float32 only": (
         "blocks.py",
-        "centered = centered - centered.mean(dim=-1, keepdim=True)",
-        "centered = centered",
+        "centered = x - x.mean(dim=-1, keepdim=True)",
+        "centered = x",
     ),
     "merge heads without transposing back": (
         "multihead.py",
@@ -53,10 +53,10 @@ MUTATIONS = {
         "encoding[:, 0::2] = torch.sin(angles)",
         "encoding[:, 0::2] = torch.cos(angles)",
     ),
-    "LayerNorm with the unbiased variance": (
+    "LayerNorm with γ and β swapped": (
         "blocks.py",
-        "var = (centered * centered).mean(dim=-1, keepdim=True)",
-        "var = (centered * centered).sum(dim=-1, keepdim=True) / (x.shape[-1] - 1)",
+        "(self.d_model,), self.gamma, self.beta, self.eps)",
+        "(self.d_model,), self.beta, self.gamma, self.eps)",
     ),
     "post-LN residual placed outside the norm": (
         "blocks.py",

@@ -197,3 +197,21 @@ def test_keys_with_another_batch_size_are_explained():
 def test_softmax_along_an_axis_that_does_not_exist_is_explained():
     with pytest.raises(CourseInputError, match=r"dim must be an axis of scores \(5,\), between -1 and 0, got 4"):
         cl.softmax(torch.zeros(5), dim=4)
+
+
+def test_broadcast_shape_follows_torch():
+    """The plain-Python broadcast rule the attention checks use agrees with torch.broadcast_shapes."""
+    import random
+
+    from course_lib._validate import broadcast_shape
+
+    rng = random.Random(0)
+    for _ in range(5000):
+        shapes = [
+            tuple(rng.choice([0, 1, 1, 2, 3]) for _ in range(rng.randint(0, 4))) for _ in range(rng.randint(1, 3))
+        ]
+        try:
+            expected = tuple(torch.broadcast_shapes(*shapes))
+        except RuntimeError:
+            expected = None
+        assert broadcast_shape(*shapes) == expected, shapes

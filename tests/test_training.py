@@ -1,0 +1,155 @@
+"""course_lib.training: side-by-side runs give the numbers of one-after-another runs; subnormals flushed only while
+training. Notebooks 01 and 05 rely on both for their run time (benchmarks/run_course.py)."""
+
+import os
+import signal
+import sys
+import threading
+import time
+
+import pytest
+import torch
+
+from course_lib._validate import CourseInputError
+from course_lib.models import TransformerClassifier
+from course_lib.tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall, recall_batches
+from course_lib.training import _subnormals_flushed, train_classifier, train_side_by_side
+
+WIRINGS = {
+    "skip, no LN": dict(residual=True, layer_norm=False),
+    "pre-LN": dict(norm_first=True),
+    "post-LN": dict(norm_first=False),
+}
+
+
+def recall_8(batch_size, generator):
+    return key_value_recall(batch_size, 8, generator)
+
+
+def make_model(seed=0, **wiring):
+    torch.manual_seed(seed)
+    return TransformerClassifier(VOCAB_SIZE, NUM_VALUES, d_model=16, num_heads=2, d_ff=32, num_layers=3, **wiring)
+
+
+def runs(steps=30, **extra):
+    return {
+        name: dict(model=make_model(**wiring), make_batch=recall_8, steps=steps, lr=1e-2, seed=3, name=name, **extra)
+        for name, wiring in WIRINGS.items()
+    }
+
+
+def test_side_by_side_gives_the_histories_and_weights_of_one_after_another(capsys):
+    together, alone = runs(warmup=5), runs(warmup=5)
+    histories = train_side_by_side(together, workers=3)
+    printed_together = capsys.readouterr().out
+    for name, arguments in alone.items():
+        history = train_classifier(**arguments)
+        assert history["loss"] == histories[name]["loss"], f"{name}: the losses differ from a run on its own"
+        assert history["diverged"] == histories[name]["diverged"]
+        for (key, theirs), ours in zip(
+            arguments["model"].state_dict().items(), together[name]["model"].state_dict().values()
+        ):
+            assert torch.equal(theirs, ours), f"{name}: trained weight {key} differs from a run on its own"
+    assert printed_together == capsys.readouterr().out, "progress should print as if the runs went one by one"
+    assert list(histories) == list(WIRINGS)
+
+
+def test_side_by_side_with_a_stateful_stream_and_a_callback_per_run():
+    seen = {}
+
+    def callback_for(name):
+        def record(step, model):
+            seen.setdefault(name, []).append(step)
+
+        return record
+
+    def make(item_counts):
+        return {
+            name: dict(
+                model=make_model(**wiring),
+                make_batch=recall_batches(item_counts),
+                steps=12,
+                seed=1,
+                log_every=100,
+                callback=callback_for(name),
+            )
+            for name, wiring in WIRINGS.items()
+        }
+
+    histories = train_side_by_side(make((4, 8, 16)))
+    expected = {name: train_classifier(**arguments) for name, arguments in make((4, 8, 16)).items()}
+    assert all(histories[name]["loss"] == expected[name]["loss"] for name in WIRINGS)
+    assert all(seen[name] == list(range(1, 13)) * 2 for name in WIRINGS)
+
+
+def test_an_error_in_one_run_is_raised_after_the_others_finish(capsys):
+    def broken(batch_size, generator):
+        raise CourseInputError("this task is broken")
+
+    bad = runs(steps=10)
+    bad["pre-LN"]["make_batch"] = broken
+    with pytest.raises(CourseInputError, match="this task is broken"):
+        train_side_by_side(bad)
+    out = capsys.readouterr().out
+    assert "skip, no LN: step" in out and "post-LN: step" in out, "the other runs' progress should still print"
+    assert type(sys.stdout).__name__ != "_PerThreadOutput", "stdout should be the notebook's own again"
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({}, "non-empty dict"),
+        ({"a": {"steps": 3}}, "at least 'model' and 'make_batch'"),
+        ([1, 2], "non-empty dict"),
+    ],
+)
+def test_bad_runs_get_a_clear_message(bad, message):
+    with pytest.raises(CourseInputError, match=message):
+        train_side_by_side(bad)
+
+
+def test_two_runs_may_not_share_one_model():
+    model = make_model()
+    with pytest.raises(CourseInputError, match="share one model"):
+        train_side_by_side(
+            {"a": dict(model=model, make_batch=recall_8, steps=1), "b": dict(model=model, make_batch=recall_8, steps=1)}
+        )
+
+
+def test_workers_must_be_a_positive_whole_number():
+    with pytest.raises(CourseInputError, match="workers"):
+        train_side_by_side(runs(steps=1), workers=0)
+
+
+def test_stopping_the_cell_stops_every_run():
+    threads_before = threading.active_count()
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        train_side_by_side(runs(steps=100_000, log_every=100_000))
+    assert time.perf_counter() - start < 30, "the runs should end within a step of the interrupt"
+    timer.join()
+    assert threading.active_count() <= threads_before, "no training thread should keep running"
+    assert type(sys.stdout).__name__ != "_PerThreadOutput", "stdout should be the notebook's own again"
+
+
+def subnormal_survives() -> bool:
+    tiny = torch.tensor([1e-39])  # below float32's smallest normal number, 1.18e-38
+    return bool((tiny * 1.5).item() != 0.0)
+
+
+def test_subnormals_are_flushed_only_while_training():
+    if not torch.set_flush_denormal(False):
+        pytest.skip("this CPU cannot flush subnormals")
+    assert subnormal_survives()
+    during = []
+    train_classifier(
+        make_model(), recall_8, steps=2, log_every=10, callback=lambda step, model: during.append(subnormal_survives())
+    )
+    assert during == [False, False], "inside training, subnormal results should be flushed to 0"
+    assert subnormal_survives(), "after training, arithmetic should be back to IEEE subnormals"
+    with pytest.raises(RuntimeError):
+        with _subnormals_flushed():
+            raise RuntimeError("boom")
+    assert subnormal_survives(), "an error inside training must not leave the flushing on"
