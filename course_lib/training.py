@@ -150,11 +150,27 @@ def evaluate_accuracy(model: nn.Module, batch: Batch, chunk: int = 500) -> float
 
 
 def available_cores() -> int:
-    """How many CPU cores this process may use (1 if the system does not say)."""
+    """How many CPU cores this process may use: the cores it may run on, capped by a container's CPU quota
+    (a Binder or JupyterHub server limited to 1 CPU on a 16-core host gets 1)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    for path in ("/sys/fs/cgroup/cpu.max", "/sys/fs/cgroup/cpu/cpu.cfs_quota_us"):  # cgroup v2, then v1
+        try:
+            with open(path) as file:
+                fields = file.read().split()
+            if path.endswith("cpu.max"):
+                quota, period = fields[0], fields[1] if len(fields) > 1 else "100000"
+            else:
+                with open("/sys/fs/cgroup/cpu/cpu.cfs_period_us") as file:
+                    quota, period = fields[0], file.read().strip()
+            if quota not in ("max", "-1"):
+                cores = min(cores, max(1, int(int(quota) / int(period))))
+            break
+        except (OSError, ValueError, IndexError):
+            continue
+    return max(1, cores)
 
 
 class _PerThreadOutput:

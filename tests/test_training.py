@@ -153,3 +153,23 @@ def test_subnormals_are_flushed_only_while_training():
         with _subnormals_flushed():
             raise RuntimeError("boom")
     assert subnormal_survives(), "an error inside training must not leave the flushing on"
+
+
+@pytest.mark.parametrize(
+    "cpu_max, expected", [("max 100000\n", 2), ("100000 100000\n", 1), ("150000 100000\n", 1), ("50000 100000", 1)]
+)
+def test_a_container_cpu_quota_caps_the_cores(monkeypatch, tmp_path, cpu_max, expected):
+    import builtins
+
+    from course_lib import training
+
+    quota_file = tmp_path / "cpu.max"
+    quota_file.write_text(cpu_max)
+    real_open = builtins.open
+    monkeypatch.setattr(training.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(
+        builtins,
+        "open",
+        lambda path, *a, **k: real_open(quota_file if path == "/sys/fs/cgroup/cpu.max" else path, *a, **k),
+    )
+    assert training.available_cores() == expected
