@@ -63,6 +63,7 @@ def train_classifier(
     device: torch.device | str | None = None,
     warmup: int = 0,
     callback: Callable[[int, nn.Module], None] | None = None,
+    stop_above: float | None = None,
 ) -> dict:
     """Train ``model`` with Adam and cross-entropy on fresh batches; print progress; return the history.
 
@@ -72,7 +73,9 @@ def train_classifier(
 
     ``warmup``: raise the learning rate linearly from ``lr / warmup`` to ``lr`` over the first ``warmup`` steps
     (0: the full rate from the first step). ``callback(step, model)`` runs after every step, e.g. to evaluate the
-    model part of the way through; the model is put back in training mode after it.
+    model part of the way through; the model is put back in training mode after it. ``stop_above``: also stop (and
+    set ``diverged``) at the first step whose loss is above this value, for a run that has blown up (notebook 05
+    uses ten times the loss of a blind guess; no run of its sweep that got there came back within 200 steps).
     """
     device = torch.device(device) if device is not None else next(model.parameters()).device
     model.to(device).train()
@@ -101,6 +104,12 @@ def train_classifier(
             if not math.isfinite(losses[-1]):
                 diverged = True
                 print(f"{name}: step {step}/{steps}  loss {losses[-1]} — training diverged, stopping")
+                break
+            if stop_above is not None and losses[-1] > stop_above:
+                diverged = True
+                print(
+                    f"{name}: step {step}/{steps}  loss {losses[-1]:.3g} > {stop_above:.3g} — training blew up, stopping"
+                )
                 break
             if step % log_every == 0 or step == steps:
                 window = losses[-log_every:]

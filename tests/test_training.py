@@ -173,3 +173,12 @@ def test_a_container_cpu_quota_caps_the_cores(monkeypatch, tmp_path, cpu_max, ex
         lambda path, *a, **k: real_open(quota_file if path == "/sys/fs/cgroup/cpu.max" else path, *a, **k),
     )
     assert training.available_cores() == expected
+
+
+def test_stop_above_ends_a_blown_up_run_and_says_so(capsys):
+    history = train_classifier(make_model(), recall_8, steps=50, log_every=100, name="tiny", stop_above=0.5)
+    out = capsys.readouterr().out
+    assert history["diverged"] and len(history["loss"]) == 1, "the first loss (about ln 16) is above 0.5"
+    assert "tiny: step 1/50" in out and "> 0.5" in out and "blew up" in out
+    history = train_classifier(make_model(), recall_8, steps=5, log_every=100, stop_above=100.0)
+    assert not history["diverged"] and len(history["loss"]) == 5, "a run below the limit takes every step"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import nn
 
@@ -153,28 +155,51 @@ HIGH_LR_RUNS = (
 )
 
 
-def high_learning_rate(seeds, *, steps: int = 200, lr: float = 1e-2, warmup: int = 50) -> Table:
-    """Section 4: the three placements of LayerNorm at a high learning rate, with and without a warm-up."""
+def high_learning_rate(seeds, *, steps: int = 200, lr: float = 1e-2, warmup: int = 50, blow_up: float = 10.0) -> Table:
+    """Section 4: the three placements of LayerNorm at a high learning rate, with and without a warm-up.
+
+    Every run takes all ``steps`` (the notebook stops a run once a step's loss passes ``blow_up`` × ln 16); the
+    last two columns show whether a run that got there ever came back.
+    """
     test = held_out()
+    limit = blow_up * math.log(NUM_VALUES)
     table = Table(
         f"6 blocks with skips, lr {lr:g}, {steps} steps, no clipping; warm-up = lr rising linearly over {warmup} steps",
-        ["seed", "wiring", "warm-up", "test accuracy", "final loss", "non-finite loss", "steps to loss < 0.1"],
-    )
+        [
+            "seed", "wiring", "warm-up", "test accuracy", "final loss", "non-finite loss", "steps to loss < 0.1",
+            f"first step with loss > {limit:.1f}", "lowest loss after it",
+        ],
+    )  # fmt: skip
     results: dict[tuple, list[float]] = {}
+    blown: dict[tuple, list[float]] = {}
     for seed in seeds:
         for name, run_warmup in HIGH_LR_RUNS:
             steps_up = warmup if run_warmup is None else run_warmup
             model = make_model(seed, **WIRINGS[name])
             history = train_quietly(model, make_batch, steps, lr=lr, seed=seed, warmup=steps_up)
             accuracy = evaluate_accuracy(model, test) if not history["diverged"] else None
-            final = history["loss"][-1]
-            reached = steps_to_reach(history["loss"])
-            table.add(seed, name, steps_up or "none", accuracy, f"{final:.3g}", history["diverged"], reached or "never")
+            losses = history["loss"]
+            reached = steps_to_reach(losses)
+            first = next((step for step, loss in enumerate(losses, 1) if loss > limit), None)
+            lowest_after = min(losses[first - 1 :]) if first is not None else None
+            table.add(
+                seed, name, steps_up or "none", accuracy, f"{losses[-1]:.3g}", history["diverged"], reached or "never",
+                first or "never", f"{lowest_after:.3g}" if lowest_after is not None else "–",
+            )  # fmt: skip
             results.setdefault((name, steps_up), []).append(accuracy if accuracy is not None else 0.0)
+            if lowest_after is not None:
+                blown.setdefault((name, steps_up), []).append(lowest_after)
         progress(f"seed {seed} done")
     for (name, steps_up), values in results.items():
         label = f"{name}, warm-up {steps_up}" if steps_up else f"{name}, no warm-up"
-        table.notes.append(f"{label}: accuracy {span(values)}; ≥ 0.98 in {count([v >= 0.98 for v in values])} seeds")
+        note = f"{label}: accuracy {span(values)}; ≥ 0.98 in {count([v >= 0.98 for v in values])} seeds"
+        if (name, steps_up) in blown:
+            lows = blown[name, steps_up]
+            note += (
+                f"; loss passed {limit:.1f} in {len(lows)} of {len(values)} seeds, and afterwards never fell below "
+                f"{min(lows):.3g}"
+            )
+        table.notes.append(note)
     return table
 
 
