@@ -6,18 +6,13 @@ A task is a function ``make_batch(batch_size, generator)`` returning ``(tokens, 
 
 from __future__ import annotations
 
-import io
 import math
 import os
-import pickle
-import select
-import signal
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Callable, Hashable
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 
 import torch
 from torch import nn
@@ -209,30 +204,22 @@ class _PerThreadOutput:
         return getattr(self.stream, name)
 
 
-def train_side_by_side(
-    runs: dict[Hashable, dict], workers: int | None = None, processes: bool | None = None
-) -> dict[Hashable, dict]:
-    """Train several independent models at the same time, so that they share the CPU's cores.
+def train_side_by_side(runs: dict[Hashable, dict], workers: int | None = None) -> dict[Hashable, dict]:
+    """Train several independent models at the same time, in one Python thread each.
 
     ``runs``: ``{key: keyword arguments of train_classifier}``, each with its own ``model`` and ``make_batch``.
     Returns ``{key: history}`` in the order of ``runs``. A run without a ``name`` is named by its key.
 
     Each run does exactly what ``train_classifier(**runs[key])`` does, with its own model, optimiser and seeded
     batch stream, so the histories and trained weights are the same, bit for bit, as training the models one after
-    another (``tests/test_training.py`` checks this, both ways below). Each run's progress lines are held back and
-    printed together, run by run, once all have finished.
+    another (``tests/test_training.py`` checks this). It is faster because PyTorch computes outside Python's global
+    lock: two runs keep two cores busy. Each run's progress lines are held back and printed together, run by run,
+    once all have finished. On a machine with one core (or with ``workers=1``) the runs simply go one after another,
+    printing as they go; ``workers=N`` runs at most N at a time.
 
-    Two ways to share the cores (``processes=None`` picks):
-    - **processes** (Linux, one torch thread, CPU, no ``callback``): each run trains in a copy of this process made
-      with ``fork``, and sends back its history and trained weights, which are loaded into ``model``. About 2× sooner
-      on two cores. Only the history, parameters and buffers come back: what a run changes elsewhere stays in its copy.
-    - **threads** (everywhere else, and whenever a run has a ``callback``, whose effects must reach the notebook):
-      one Python thread per run; PyTorch computes outside Python's global lock, about 1.4–1.7× sooner on two cores.
-
-    On a machine with one core (or with ``workers=1``) the runs simply go one after another, printing as they go;
-    ``workers=N`` runs at most N at a time. Build the models *before* calling this (as ``make_model`` does, with
-    ``torch.manual_seed`` first). A ``make_batch`` that keeps state between calls (``recall_batches``) must not be
-    shared by two runs, here or one after another.
+    Build the models *before* calling this (as ``make_model`` does, with ``torch.manual_seed`` first): the global
+    random generator is shared by all threads. A ``make_batch`` that keeps state between calls (``recall_batches``)
+    must not be shared by two runs, here or one after another.
     """
     if not isinstance(runs, dict) or not runs:
         raise CourseInputError("runs must be a non-empty dict {key: keyword arguments of train_classifier}")
@@ -245,121 +232,16 @@ def train_side_by_side(
     models = [id(arguments["model"]) for arguments in runs.values()]
     if len(set(models)) != len(models):
         raise CourseInputError("two runs share one model: give every run its own (make_model builds a fresh one)")
-    if workers is None:  # one worker per run: the system shares the cores out evenly
+    if (
+        workers is None
+    ):  # one thread per run: the system shares the cores out evenly (3 runs on 2 cores: 1.4-1.7x sooner)
         workers = 1 if available_cores() == 1 else min(len(runs), 8)
     elif isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise CourseInputError(f"workers must be a whole number ≥ 1 (or None), got {workers!r}")
     workers = min(workers, len(runs))
-    if processes not in (None, True, False):
-        raise CourseInputError(f"processes must be True, False or None (choose for me), got {processes!r}")
     if workers <= 1:
         return {key: train_classifier(**arguments) for key, arguments in runs.items()}
-    reason = _why_not_processes(runs)
-    if processes and reason:
-        raise CourseInputError(f"cannot train these runs in separate processes: {reason}; use processes=False")
-    if processes is None:
-        processes = reason is None
-    return _train_in_processes(runs, workers) if processes else _train_in_threads(runs, workers)
 
-
-def _why_not_processes(runs: dict[Hashable, dict]) -> str | None:
-    """Why the runs must train in threads rather than forked processes (None: processes are fine)."""
-    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
-        return "forking a Jupyter kernel is only safe on Linux"
-    if torch.get_num_threads() != 1:
-        return "PyTorch uses several threads here (set_seed sets one), and a forked copy could hang"
-    for key, arguments in runs.items():
-        if arguments.get("callback") is not None:
-            return f"run {key!r} has a callback, and what a callback records must reach this notebook"
-        devices = {parameter.device.type for parameter in arguments["model"].parameters()}
-        if devices - {"cpu"} or str(arguments.get("device") or "cpu") != "cpu":
-            return f"run {key!r} trains on a GPU, which a forked process cannot use"
-    return None
-
-
-def _train_in_processes(runs: dict[Hashable, dict], workers: int) -> dict[Hashable, dict]:
-    """Train each run in a forked copy of this process, at most ``workers`` at a time; see ``train_side_by_side``."""
-    pending, active, results = list(runs), {}, {}  # active: pipe -> (key, pid, chunks read so far)
-    try:
-        while pending or active:
-            while pending and len(active) < workers:
-                key = pending.pop(0)
-                pipe, pid = _fork_run(runs[key])
-                active[pipe] = (key, pid, [])
-            ready, _, _ = select.select(list(active), [], [])
-            for pipe in ready:
-                key, pid, chunks = active[pipe]
-                chunk = os.read(pipe, 1 << 20)
-                if chunk:
-                    chunks.append(chunk)
-                    continue
-                os.close(pipe)
-                os.waitpid(pid, 0)
-                del active[pipe]
-                results[key] = (
-                    pickle.loads(b"".join(chunks))
-                    if chunks
-                    else ("error", RuntimeError(f"the process training {key!r} ended without a result"), "")
-                )
-    except BaseException:  # Jupyter's stop button (KeyboardInterrupt) or anything else: end every run still going
-        for pipe, (_, pid, _) in active.items():
-            with suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            os.close(pipe)
-        for key in runs:
-            if key in results:
-                print(results[key][2], end="")
-        raise
-    histories, errors = {}, {}
-    for key, arguments in runs.items():
-        status, payload, printed = results[key]
-        print(printed, end="")
-        if status == "ok":
-            history, state = payload
-            arguments["model"].load_state_dict(state)
-            arguments["model"].eval()  # as train_classifier leaves it
-            histories[key] = history
-        else:
-            errors[key] = payload
-    for key in runs:
-        if key in errors:
-            raise errors[key]
-    return histories
-
-
-def _fork_run(arguments: dict) -> tuple[int, int]:
-    """Fork; the child trains ``arguments`` and writes (status, payload, printed text) to a pipe, then exits."""
-    read_end, write_end = os.pipe()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # Python 3.12+ warns about forking a threaded process
-        pid = os.fork()
-    if pid:
-        os.close(write_end)
-        return read_end, pid
-    exit_code = 1
-    try:  # the child: its output goes into a buffer, never into the notebook's streams, which belong to the parent
-        os.close(read_end)
-        printed = io.StringIO()
-        sys.stdout = sys.stderr = printed
-        try:
-            history = train_classifier(**arguments)
-            payload = ("ok", (history, arguments["model"].state_dict()), printed.getvalue())
-        except BaseException as error:
-            payload = ("error", error, printed.getvalue())
-        try:
-            data = pickle.dumps(payload)
-        except Exception:  # an error that cannot be pickled: send its text
-            data = pickle.dumps(("error", RuntimeError(f"{type(payload[1]).__name__}: {payload[1]}"), payload[2]))
-        with os.fdopen(write_end, "wb") as pipe:
-            pipe.write(data)
-        exit_code = 0
-    finally:
-        os._exit(exit_code)  # no clean-up: the kernel's sockets and files belong to the parent
-
-
-def _train_in_threads(runs: dict[Hashable, dict], workers: int) -> dict[Hashable, dict]:
-    """Train each run in its own Python thread, at most ``workers`` at a time; see ``train_side_by_side``."""
     histories: dict[Hashable, dict] = {}
     errors: dict[Hashable, BaseException] = {}
     output = _PerThreadOutput(sys.stdout)

@@ -15,16 +15,6 @@ from course_lib.models import TransformerClassifier
 from course_lib.tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall, recall_batches
 from course_lib.training import _subnormals_flushed, train_classifier, train_side_by_side
 
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """As every notebook has it after set_seed (forked runs need it)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 WIRINGS = {
     "skip, no LN": dict(residual=True, layer_norm=False),
     "pre-LN": dict(norm_first=True),
@@ -48,13 +38,9 @@ def runs(steps=30, **extra):
     }
 
 
-WAYS = [pytest.param(False, id="threads"), pytest.param(True, id="processes")]
-
-
-@pytest.mark.parametrize("processes", WAYS)
-def test_side_by_side_gives_the_histories_and_weights_of_one_after_another(capsys, processes):
+def test_side_by_side_gives_the_histories_and_weights_of_one_after_another(capsys):
     together, alone = runs(warmup=5), runs(warmup=5)
-    histories = train_side_by_side(together, workers=3, processes=processes)
+    histories = train_side_by_side(together, workers=3)
     printed_together = capsys.readouterr().out
     for name, arguments in alone.items():
         history = train_classifier(**arguments)
@@ -96,15 +82,14 @@ def test_side_by_side_with_a_stateful_stream_and_a_callback_per_run():
     assert all(seen[name] == list(range(1, 13)) * 2 for name in WIRINGS)
 
 
-@pytest.mark.parametrize("processes", WAYS)
-def test_an_error_in_one_run_is_raised_after_the_others_finish(capsys, processes):
+def test_an_error_in_one_run_is_raised_after_the_others_finish(capsys):
     def broken(batch_size, generator):
         raise CourseInputError("this task is broken")
 
     bad = runs(steps=10)
     bad["pre-LN"]["make_batch"] = broken
     with pytest.raises(CourseInputError, match="this task is broken"):
-        train_side_by_side(bad, processes=processes)
+        train_side_by_side(bad)
     out = capsys.readouterr().out
     assert "skip, no LN: step" in out and "post-LN: step" in out, "the other runs' progress should still print"
     assert type(sys.stdout).__name__ != "_PerThreadOutput", "stdout should be the notebook's own again"
@@ -136,24 +121,14 @@ def test_workers_must_be_a_positive_whole_number():
         train_side_by_side(runs(steps=1), workers=0)
 
 
-def child_processes() -> set[int]:
-    children = set()
-    for task in os.listdir(f"/proc/{os.getpid()}/task"):
-        with open(f"/proc/{os.getpid()}/task/{task}/children") as file:
-            children |= {int(pid) for pid in file.read().split()}
-    return children
-
-
-@pytest.mark.parametrize("processes", WAYS)
-def test_stopping_the_cell_stops_every_run(processes):
-    threads_before, children_before = set(threading.enumerate()), child_processes()
+def test_stopping_the_cell_stops_every_run():
+    threads_before = set(threading.enumerate())
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     start = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
-        train_side_by_side(runs(steps=100_000, log_every=100_000), processes=processes)
+        train_side_by_side(runs(steps=100_000, log_every=100_000))
     assert time.perf_counter() - start < 30, "the runs should end within a step of the interrupt"
-    assert child_processes() <= children_before, "no training process should keep running"
     timer.join()
     still_running = [thread for thread in threading.enumerate() if thread.is_alive() and thread not in threads_before]
     assert not still_running, f"no training thread should keep running: {still_running}"
@@ -208,41 +183,3 @@ def test_stop_above_ends_a_blown_up_run_and_says_so(capsys):
     assert "tiny: step 1/50" in out and "> 0.5" in out and "blew up" in out
     history = train_classifier(make_model(), recall_8, steps=5, log_every=100, stop_above=100.0)
     assert not history["diverged"] and len(history["loss"]) == 5, "a run below the limit takes every step"
-
-
-def test_the_choice_between_processes_and_threads():
-    from course_lib.training import _why_not_processes
-
-    assert _why_not_processes(runs(steps=1)) is None
-    with_callback = runs(steps=1, callback=lambda step, model: None)
-    assert "callback" in _why_not_processes(with_callback)
-    with pytest.raises(CourseInputError, match="callback.*processes=False"):
-        train_side_by_side(with_callback, processes=True)
-    with pytest.raises(CourseInputError, match="processes must be"):
-        train_side_by_side(runs(steps=1), processes="yes")
-    before = torch.get_num_threads()
-    try:
-        torch.set_num_threads(2)
-        assert "several threads" in _why_not_processes(runs(steps=1))
-    finally:
-        torch.set_num_threads(before)
-
-
-def test_a_run_in_a_process_sends_back_its_buffers_and_leaves_the_model_in_eval_mode():
-    models = {name: make_model() for name in ("a", "b")}
-    for model in models.values():
-        model.register_buffer("batches_seen", torch.tensor(0.0))
-
-    def counting_batches(model):
-        def make_batch(batch_size, generator):  # runs in the forked copy: only what comes back reaches us
-            model.batches_seen += 1
-            return recall_8(batch_size, generator)
-
-        return make_batch
-
-    train_side_by_side(
-        {name: dict(model=model, make_batch=counting_batches(model), steps=3) for name, model in models.items()},
-        processes=True,
-    )
-    assert [model.batches_seen.item() for model in models.values()] == [3.0, 3.0], "the buffers should come back"
-    assert not any(model.training for model in models.values()), "train_classifier leaves a model in eval mode"
