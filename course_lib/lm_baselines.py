@@ -132,5 +132,6 @@ def train_lm(
         losses.append(loss.item())
         if step % log_every == 0 or step == steps:
             recent = losses[-log_every:]
-            print(f"{name}: step {step:4d}/{steps}, loss {sum(recent) / len(recent):.2f} nats/token")
+            first = step - len(recent) + 1
+            print(f"{name}: step {step:4d}/{steps}, mean loss of steps {first}–{step}: {sum(recent) / len(recent):.2f} nats/token")
     return {"loss": losses, "seconds": time.perf_counter() - start}
