@@ -133,5 +133,7 @@ def train_lm(
         if step % log_every == 0 or step == steps:
             recent = losses[-log_every:]
             first = step - len(recent) + 1
-            print(f"{name}: step {step:4d}/{steps}, mean loss of steps {first}–{step}: {sum(recent) / len(recent):.2f} nats/token")
+            print(
+                f"{name}: step {step:4d}/{steps}, mean loss of steps {first}–{step}: {sum(recent) / len(recent):.2f} nats/token"
+            )
     return {"loss": losses, "seconds": time.perf_counter() - start}
