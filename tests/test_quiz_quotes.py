@@ -2,9 +2,13 @@
 
 A question that quotes a measured number (``0.17``, ``98%``) lists it under ``quotes:`` with a regular expression
 whose first group finds the number in the stored outputs of the notebook the question points to; the number as
-written must be that output rounded to the decimals the text shows. Numbers that are arithmetic or settings rather
-than measurements (``0.2447`` from a worked softmax, ``0.02`` as a standard deviation) go under ``exact:``. Every
-number with two or more decimals, and every percentage, in a question's text must be one or the other.
+written must be that output rounded to the decimals the text shows. A range the text gives ("about 0.6 to 0.8")
+goes under ``range:`` and must contain the printed number, a bound ("less than 0.3") under ``below:``. A number the
+notebook states in its prose from a sweep it names (``source: text``) is read from the notebook's Markdown, so quiz
+and notebook cannot drift apart. Numbers that are arithmetic or settings rather than measurements (``0.2447`` from a
+worked softmax, ``0.02`` as a standard deviation, ``1,500`` steps) go under ``exact:``. Every decimal number, every
+number written with thousands separators (``37,456``) and every percentage in a question's text must be one or the
+other.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from course_lib.syllabus import NOTEBOOKS
 
 ROOT = Path(__file__).resolve().parents[1]
 BANKS = sorted((ROOT / "course_lib" / "quiz" / "banks").glob("*.yaml"))
-NUMBER = re.compile(r"(?<![\w.])(\d+\.\d{2,}|\d+(?:\.\d+)?%)(?![\w])")
+# a percentage, a count with thousands separators (37,456), or a decimal number (0.7, 0.735)
+NUMBER = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?%|\d{1,3}(?:,\d{3})+(?![\d])|\d+\.\d+)(?![\w%])")
 
 
 def _texts(question: dict) -> list[str]:
@@ -32,9 +37,11 @@ def _texts(question: dict) -> list[str]:
     return [text for text in texts if text]
 
 
-def _outputs(number: str) -> str:
-    """The text of every stored output of notebook ``number``, one after the other."""
+def _outputs(number: str, source: str = "outputs") -> str:
+    """The text of every stored output of notebook ``number``, one after the other (``source="text"``: its Markdown)."""
     notebook = json.loads((ROOT / "notebooks" / NOTEBOOKS[number][0]).read_text(encoding="utf-8"))
+    if source == "text":
+        return "\n".join("".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "markdown")
     parts = []
     for cell in notebook["cells"]:
         for output in cell.get("outputs", []):
@@ -48,9 +55,16 @@ def _outputs(number: str) -> str:
 
 def _as_written(number: str) -> tuple[float, int, bool]:
     percent = number.endswith("%")
-    digits = number.rstrip("%")
+    digits = number.rstrip("%").replace(",", "")
     decimals = len(digits.split(".")[1]) if "." in digits else 0
     return float(digits), decimals, percent
+
+
+def _claimed(quote: dict) -> list[str]:
+    """The numbers one entry of ``quotes:`` accounts for, as the text writes them."""
+    if "range" in quote:
+        return [str(value) for value in quote["range"]]
+    return [str(quote["below"] if "below" in quote else quote["number"])]
 
 
 def _questions():
@@ -62,7 +76,8 @@ def _questions():
 
 @pytest.mark.parametrize(("bank", "question"), list(_questions()))
 def test_every_number_is_quoted_or_exact(bank, question):
-    declared = {str(quote["number"]) for quote in question.get("quotes", [])} | set(question.get("exact", []))
+    declared = {number for quote in question.get("quotes", []) for number in _claimed(quote)}
+    declared |= set(question.get("exact", []))
     found = {number for text in _texts(question) for number in NUMBER.findall(text)}
     undeclared = sorted(found - declared)
     assert not undeclared, (
@@ -73,19 +88,63 @@ def test_every_number_is_quoted_or_exact(bank, question):
     assert not unused, f"{question['id']} declares {', '.join(unused)}, which its text no longer states"
 
 
+def _mismatch(quote: dict, text: str) -> str | None:
+    """Why ``quote`` does not hold for ``text`` (a notebook's outputs or prose), or None when it does."""
+    match = re.search(quote["output"], text)
+    if not match:
+        return f"nothing matches {quote['output']!r}"
+    printed = match.group(1)
+    stated = [_as_written(number) for number in _claimed(quote)]
+    measured = float(printed.rstrip("%").replace(",", ""))
+    if stated[0][2] and not printed.endswith("%") and measured <= 1:
+        measured *= 100
+    if "range" in quote:
+        (low, low_decimals, _), (high, high_decimals, _) = stated
+        holds = low - 0.5 * 10**-low_decimals <= measured <= high + 0.5 * 10**-high_decimals
+        claim = f"{quote['range'][0]} to {quote['range'][1]}"
+    elif "below" in quote:
+        holds, claim = measured < stated[0][0], f"below {quote['below']}"
+    else:
+        value, decimals, _ = stated[0]
+        holds, claim = abs(measured - value) <= 0.5 * 10**-decimals + 1e-9, str(quote["number"])
+    return None if holds else f"it says {claim}, the notebook has {printed} (matched by {quote['output']!r})"
+
+
 @pytest.mark.parametrize(("bank", "question"), [p for p in _questions() if p.values[1].get("quotes")])
 def test_quoted_numbers_match_the_stored_outputs(bank, question):
     for quote in question["quotes"]:
         notebook = str(quote.get("notebook") or question.get("notebook") or bank["notebook"])
-        outputs = _outputs(notebook)
-        match = re.search(quote["output"], outputs)
-        assert match, f"{question['id']}: no output of notebook {notebook} matches {quote['output']!r}"
-        printed = match.group(1)
-        value, decimals, percent = _as_written(str(quote["number"]))
-        measured = float(printed.rstrip("%"))
-        if percent and not printed.endswith("%") and measured <= 1:
-            measured *= 100
-        assert abs(measured - value) <= 0.5 * 10**-decimals + 1e-9, (
-            f"{question['id']} says {quote['number']} but notebook {notebook} prints {printed} "
-            f"(matched by {quote['output']!r})"
-        )
+        source = quote.get("source", "outputs")
+        problem = _mismatch(quote, _outputs(notebook, source))
+        assert problem is None, f"{question['id']} (notebook {notebook}, {source}): {problem}"
+
+
+@pytest.mark.parametrize(
+    ("quote", "text", "holds"),
+    [
+        ({"number": "0.7", "output": r"N=4: ([0-9.]+)"}, "N=4: 0.744", True),
+        ({"number": "0.7", "output": r"N=4: ([0-9.]+)"}, "N=4: 0.640", False),
+        ({"number": "37,456", "output": r"LSTM: ([0-9,]+)"}, "LSTM: 37,456", True),
+        ({"number": "37,456", "output": r"LSTM: ([0-9,]+)"}, "LSTM: 37,465", False),
+        ({"range": ["0.6", "0.8"], "output": r"r = ([0-9.e+-]+)"}, "r = 6.4e-01", True),
+        ({"range": ["0.6", "0.8"], "output": r"r = ([0-9.e+-]+)"}, "r = 0.86", False),
+        ({"range": ["0.6", "0.8"], "output": r"r = ([0-9.e+-]+)"}, "r = 0.52", False),
+        ({"below": "0.3", "output": r"at most ([0-9.]+)"}, "at most 0.29", True),
+        ({"below": "0.3", "output": r"at most ([0-9.]+)"}, "at most 0.31", False),
+        ({"number": "98%", "output": r"acc ([0-9.]+)"}, "acc 0.981", True),
+        ({"number": "0.7", "output": r"N=4: ([0-9.]+)"}, "no such line", False),
+    ],
+)
+def test_a_quote_fails_when_the_notebook_says_otherwise(quote, text, holds):
+    assert (_mismatch(quote, text) is None) == holds
+
+
+def test_the_number_pattern_finds_counts_decimals_and_percentages():
+    text = "an LSTM with 37,456 parameters scores about 0.7 (chance 0.06, 98% for the other), in 2024 at lr 3e-3"
+    assert NUMBER.findall(text) == ["37,456", "0.7", "0.06", "98%"]
+
+
+def test_markdown_is_read_for_quotes_from_the_notebooks_prose():
+    prose, outputs = _outputs("01", "text"), _outputs("01")
+    assert prose.startswith("# 01") and "primacy effect" in prose
+    assert "# 01" not in outputs

@@ -62,6 +62,11 @@ NUMERIC = (
             ),
             "control character",
         ),
+        (question(quotes="\n      - {number: '0.7', range: ['0.6', '0.8'], output: 'x ([0-9.]+)'}"), "one of"),
+        (question(quotes="\n      - {below: '0.3'}"), 'needs "output:"'),
+        (question(quotes="\n      - {range: '0.6 to 0.8', output: 'x ([0-9.]+)'}"), "two numbers written in quotes"),
+        (question(quotes="\n      - {range: ['0.6'], output: 'x ([0-9.]+)'}"), "two numbers written in quotes"),
+        (question(quotes="\n      - {number: '0.7', output: 'x ([0-9.]+)', source: prose}"), '"source:" is'),
     ],
     ids=[
         "list topic",
@@ -78,6 +83,11 @@ NUMERIC = (
         "bell",
         "option text",
         "feedback",
+        "quote with two claims",
+        "quote without output",
+        "range as text",
+        "range of one",
+        "unknown source",
     ],
 )
 def test_a_hostile_bank_gives_one_friendly_error(text, words, tmp_path):

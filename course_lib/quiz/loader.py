@@ -48,7 +48,8 @@ QUESTION_KEYS = {
 EVIDENCE_KEYS = {"quotes", "exact"}
 for _keys in QUESTION_KEYS.values():
     _keys |= EVIDENCE_KEYS
-QUOTE_KEYS = {"number", "output", "notebook"}
+QUOTE_KEYS = {"number", "range", "below", "output", "notebook", "source"}
+QUOTE_CLAIMS = ("number", "range", "below")  # one per entry: rounds to it, lies within it, lies under it
 OPTION_KEYS = {"text", "correct", "feedback"}
 MISTAKE_KEYS = {"answer", "feedback"}
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -287,14 +288,30 @@ class _Validator:
         return QuizBankError(self.path, question_id, problem)
 
     def evidence(self, raw: dict, qid: str) -> None:
-        """``quotes:`` is a list of {number, output[, notebook]}, ``exact:`` a list of numbers written as strings."""
+        """``quotes:`` is a list of {number | range | below, output[, notebook][, source]}, ``exact:`` a list of
+        numbers written as strings (docs/quizzes.md)."""
         quotes = raw.get("quotes", [])
         if not isinstance(quotes, list):
             raise self.fail(qid, '"quotes:" must be a list of entries with "number:" and "output:".')
         for item in quotes:
-            if not isinstance(item, dict) or not {"number", "output"} <= set(item):
-                raise self.fail(qid, 'each entry of "quotes:" needs "number:" (as the text writes it) and "output:".')
+            claims = [key for key in QUOTE_CLAIMS if isinstance(item, dict) and key in item]
+            if not isinstance(item, dict) or len(claims) != 1 or "output" not in item:
+                raise self.fail(
+                    qid,
+                    'each entry of "quotes:" needs "output:" and one of "number:" (as the text writes it), '
+                    '"range:" ([low, high]) or "below:".',
+                )
             self.unknown_keys(item, QUOTE_KEYS, '"quotes:"', qid)
+            if "range" in item and not (
+                isinstance(item["range"], list)
+                and len(item["range"]) == 2
+                and all(isinstance(v, str) for v in item["range"])
+            ):
+                raise self.fail(qid, "\"range:\" must be two numbers written in quotes, e.g. ['0.6', '0.8'].")
+            if item.get("source", "outputs") not in ("outputs", "text"):
+                raise self.fail(
+                    qid, '"source:" is "outputs" (the default: printed results) or "text" (the notebook\'s prose).'
+                )
             try:
                 re.compile(str(item["output"]))
             except re.error as error:
