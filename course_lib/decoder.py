@@ -20,28 +20,16 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from ._validate import CourseInputError, check_positive_int, check_tensor, shape_str
-from .attention import causal_mask, scaled_dot_product_attention
+from ._validate import (
+    check_cache_argument,
+    check_generate,
+    check_lm_input,
+    check_loss_inputs,
+    check_positive_int,
+    shape_str,
+)
+from .attention import causal_mask
 from .blocks import LayerNorm, TransformerEncoderBlock
-from .multihead import merge_heads, split_heads
-
-
-def check_token_ids(name: str, tokens, vocab_size: int | None = None) -> torch.Tensor:
-    """Check that ``tokens`` is an integer tensor ``(batch, seq)`` of ids in ``0..vocab_size-1``."""
-    if (
-        not isinstance(tokens, torch.Tensor)
-        or tokens.dim() != 2
-        or tokens.is_floating_point()
-        or tokens.dtype == torch.bool
-    ):
-        got = f"{tokens.dtype} {shape_str(tokens.shape)}" if isinstance(tokens, torch.Tensor) else type(tokens).__name__
-        raise CourseInputError(f"{name} must be integer token ids (batch, seq), got {got}")
-    if vocab_size is not None and tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):
-        raise CourseInputError(
-            f"token ids must lie between 0 and vocab_size - 1 = {vocab_size - 1}, "
-            f"got ids from {tokens.min().item()} to {tokens.max().item()}"
-        )
-    return tokens
 
 
 class KVCache:
@@ -55,8 +43,7 @@ class KVCache:
     """
 
     def __init__(self, n_blocks: int):
-        check_positive_int("n_blocks", n_blocks)
-        self.n_blocks = n_blocks
+        self.n_blocks = check_positive_int("n_blocks", n_blocks)
         self.reset()
 
     def reset(self) -> None:
@@ -94,7 +81,7 @@ class KVCache:
 class DecoderBlock(TransformerEncoderBlock):
     """A pre-LN Transformer block with causal self-attention, able to read and extend a KV cache.
 
-        x = x + MHA(LN(x), causal);   x = x + FFN(LN(x))
+        x = x + MHA(LN₁(x), causal);   x = x + FFN(LN₂(x))
 
     It is ``TransformerEncoderBlock(norm_first=True)`` with the causal mask built in, so it equals
     ``torch.nn.TransformerEncoderLayer(norm_first=True)`` called with a causal mask (``load_from_torch`` copies one).
@@ -106,27 +93,13 @@ class DecoderBlock(TransformerEncoderBlock):
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
         super().__init__(d_model, num_heads, d_ff, dropout, norm_first=True)
 
-    def _attend_causal(self, h: torch.Tensor, cache: KVCache | None, index: int) -> torch.Tensor:
-        mha = self.self_attention
-        q = split_heads(mha.w_q(h), mha.num_heads)  # (batch, heads, new, d_head)
-        k = split_heads(mha.w_k(h), mha.num_heads)
-        v = split_heads(mha.w_v(h), mha.num_heads)
-        start = 0 if cache is None else cache.positions(index)  # absolute position of the first new token
-        if cache is not None:
-            k, v = cache.append(index, k, v)  # (batch, heads, start + new, d_head)
-        # rows start..start+new-1 of the full causal mask: new query i may see keys 0..start+i
-        mask = causal_mask(k.shape[2], device=h.device)[start:]  # (new, start + new)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask)
-        self.attention_weights = weights.detach()
-        return mha.w_o(merge_heads(heads))  # (batch, new, d_model)
-
     def forward(self, x: torch.Tensor, cache: KVCache | None = None, index: int = 0) -> torch.Tensor:
-        if isinstance(cache, torch.Tensor):
-            raise CourseInputError(
-                "DecoderBlock builds its causal mask itself: pass a KVCache (or nothing) as its second argument"
-            )
-        x = self.attention_residual(x, lambda h: self._attend_causal(h, cache, index))
-        return self.feed_forward_residual(x, self.feed_forward)
+        check_cache_argument(cache)
+        start = 0 if cache is None else cache.positions(index)  # absolute position of the first new token
+        mask = causal_mask(start + x.shape[1], device=x.device)[start:]  # new query i sees keys 0..start+i
+        x = x + self.dropout(self.attend(self.norm1(x), mask, cache, index))
+        x = x + self.dropout(self.feed_forward(self.norm2(x)))
+        return x
 
 
 class DecoderLM(nn.Module):
@@ -139,16 +112,7 @@ class DecoderLM(nn.Module):
     ``cache.length`` cached positions; the cache is extended in place.
     """
 
-    def __init__(
-        self,
-        vocab_size: int,
-        d_model: int,
-        num_heads: int,
-        n_blocks: int,
-        d_ff: int,
-        max_len: int,
-        tie_weights: bool = True,
-    ):
+    def __init__(self, vocab_size, d_model, num_heads, n_blocks, d_ff, max_len, tie_weights=True):
         super().__init__()
         for name, value in (("vocab_size", vocab_size), ("n_blocks", n_blocks), ("max_len", max_len)):
             check_positive_int(name, value)
@@ -168,14 +132,7 @@ class DecoderLM(nn.Module):
         return KVCache(self.n_blocks)
 
     def forward(self, tokens: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
-        check_token_ids("tokens", tokens, self.vocab_size)
-        if cache is not None and cache.n_blocks != self.n_blocks:
-            raise CourseInputError(f"the cache has {cache.n_blocks} blocks but the model {self.n_blocks}")
-        start = 0 if cache is None else cache.length  # the offset: new tokens sit after the cached ones
-        if start + tokens.shape[1] > self.max_len:
-            raise CourseInputError(
-                f"{start} cached + {tokens.shape[1]} new positions exceed max_len={self.max_len} (no position vector)"
-            )
+        start = check_lm_input(self, tokens, cache)  # the offset: new tokens sit after the cached ones
         positions = torch.arange(start, start + tokens.shape[1], device=tokens.device)  # (seq,)
         x = self.embed(tokens) + self.positions(positions)  # (batch, seq, d_model)
         for index, block in enumerate(self.blocks):
@@ -195,12 +152,7 @@ def next_token_loss(logits: torch.Tensor, tokens: torch.Tensor, ignore_index: in
     token is never a target, so ``seq - 1`` predictions per row count. ``ignore_index`` (e.g. a padding id)
     leaves those targets out of the mean.
     """
-    check_tensor("logits", logits, "(batch, seq, vocab)", min_dim=3, max_dim=3)
-    check_token_ids("tokens", tokens)
-    if logits.shape[:2] != tokens.shape:
-        raise CourseInputError(
-            f"logits {shape_str(logits.shape)} and tokens {shape_str(tokens.shape)} must share (batch, seq)"
-        )
+    check_loss_inputs(logits, tokens)
     predictions = logits[:, :-1]  # (batch, seq-1, vocab): position t predicts ...
     targets = tokens[:, 1:]  # (batch, seq-1):           ... token t+1
     return nn.functional.cross_entropy(
@@ -226,11 +178,7 @@ def generate(
     ``(batch,)`` (see ``course_lib.sampling``). With ``use_cache`` the prompt is read once and every later step
     feeds only the newest token; without, every step feeds the whole sequence so far. Both give the same tokens.
     """
-    check_token_ids("prompt", prompt, model.vocab_size)
-    if prompt.shape[1] == 0:
-        raise CourseInputError("the prompt needs at least one token to predict the next from")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise CourseInputError(f"steps must be a non-negative integer, got {steps!r}")
+    check_generate(model, prompt, steps)
     was_training = model.training
     model.eval()
     tokens = prompt

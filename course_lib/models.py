@@ -58,8 +58,6 @@ class TransformerClassifier(nn.Module):
         positions: str = "none",
         readout: str = "last",
         norm_first: bool = True,
-        residual: bool = True,
-        layer_norm: bool = True,
         dropout: float = 0.0,
     ):
         super().__init__()
@@ -75,9 +73,7 @@ class TransformerClassifier(nn.Module):
             self.positions = LearnedPositionalEmbedding(max_len, d_model)
         else:
             self.positions = nn.Identity()
-        self.encoder = TransformerEncoder(
-            num_layers, d_model, num_heads, d_ff, dropout, norm_first, residual, layer_norm
-        )
+        self.encoder = TransformerEncoder(num_layers, d_model, num_heads, d_ff, dropout, norm_first)
         self.head = nn.Linear(d_model, num_classes)
 
     def encode(self, tokens: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._validate import CourseInputError, check_positive_int, check_tensor, shape_str
+from ._validate import check_positions_input, check_positive_int
 
 
 def sinusoidal_encoding(
@@ -38,14 +38,6 @@ def sinusoidal_encoding(
     return encoding.to(dtype)
 
 
-def _check_input(x: torch.Tensor, d_model: int, max_len: int) -> None:
-    check_tensor("x", x, f"(batch, seq, d_model={d_model})", min_dim=3, max_dim=3)
-    if x.shape[-1] != d_model:
-        raise CourseInputError(f"x must be (batch, seq, d_model={d_model}), got {shape_str(x.shape)}")
-    if x.shape[1] > max_len:
-        raise CourseInputError(f"the sequence has {x.shape[1]} positions but max_len is {max_len}")
-
-
 class SinusoidalPositionalEncoding(nn.Module):
     """Adds the fixed sinusoidal codes to token embeddings. No parameters to learn.
 
@@ -54,12 +46,11 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 512, base: float = 10000.0):
         super().__init__()
-        self.d_model = d_model
-        self.max_len = max_len
+        self.d_model, self.max_len = d_model, max_len
         self.register_buffer("encoding", sinusoidal_encoding(max_len, d_model, base), persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_input(x, self.d_model, self.max_len)
+        check_positions_input(x, self.d_model, self.max_len)
         return x + self.encoding[: x.shape[1]].to(x.dtype)  # (batch, seq, d_model)
 
 
@@ -72,14 +63,11 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def __init__(self, max_len: int, d_model: int):
         super().__init__()
-        check_positive_int("max_len", max_len)
-        check_positive_int("d_model", d_model)
-        self.d_model = d_model
-        self.max_len = max_len
+        self.d_model, self.max_len = check_positive_int("d_model", d_model), check_positive_int("max_len", max_len)
         self.embedding = nn.Embedding(max_len, d_model)
         nn.init.normal_(self.embedding.weight, std=0.02)  # a small start, as in BERT (GPT-2 starts its table at 0.01)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_input(x, self.d_model, self.max_len)
+        check_positions_input(x, self.d_model, self.max_len)
         positions = torch.arange(x.shape[1], device=x.device)
         return x + self.embedding(positions).to(x.dtype)  # (batch, seq, d_model)

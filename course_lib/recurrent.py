@@ -14,7 +14,8 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from ._validate import CourseInputError, check_positive_int, check_tensor, shape_str
+from . import interop
+from ._validate import check_features, check_model_output, check_positive_int, check_tensor
 
 
 class VanillaRNN(nn.Module):
@@ -27,10 +28,8 @@ class VanillaRNN(nn.Module):
 
     def __init__(self, input_size: int, hidden_size: int):
         super().__init__()
-        check_positive_int("input_size", input_size)
-        check_positive_int("hidden_size", hidden_size)
-        self.input_size = input_size
-        self.hidden_size = hidden_size
+        self.input_size = check_positive_int("input_size", input_size)
+        self.hidden_size = check_positive_int("hidden_size", hidden_size)
         self.w_xh = nn.Linear(input_size, hidden_size)
         self.w_hh = nn.Linear(hidden_size, hidden_size)
         bound = 1.0 / math.sqrt(hidden_size)
@@ -42,9 +41,7 @@ class VanillaRNN(nn.Module):
         return torch.tanh(self.w_xh(x_t) + self.w_hh(h_prev))
 
     def forward(self, x: torch.Tensor, h0: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-        check_tensor("x", x, f"(batch, seq, input_size={self.input_size})", min_dim=3, max_dim=3)
-        if x.shape[-1] != self.input_size:
-            raise CourseInputError(f"x must be (batch, seq, input_size={self.input_size}), got {shape_str(x.shape)}")
+        check_features("x", x, self.input_size, f"(batch, seq, input_size={self.input_size})", min_dim=3, max_dim=3)
         batch, seq, _ = x.shape
         h = x.new_zeros(batch, self.hidden_size) if h0 is None else h0
         hidden_states = []
@@ -53,23 +50,9 @@ class VanillaRNN(nn.Module):
             hidden_states.append(h)
         return torch.stack(hidden_states, dim=1), h
 
-    @torch.no_grad()
     def load_from_torch(self, rnn: nn.RNN) -> VanillaRNN:
-        """Copy the weights of a one-layer, unidirectional, tanh ``torch.nn.RNN``."""
-        if not isinstance(rnn, nn.RNN):
-            raise CourseInputError(f"rnn must be a torch.nn.RNN, got {type(rnn).__name__}")
-        if rnn.num_layers != 1 or rnn.bidirectional or rnn.nonlinearity != "tanh" or not rnn.bias:
-            raise CourseInputError("only a one-layer, one-direction tanh nn.RNN with biases can be copied")
-        if (rnn.input_size, rnn.hidden_size) != (self.input_size, self.hidden_size) or getattr(rnn, "proj_size", 0):
-            raise CourseInputError(
-                f"cannot copy input_size={rnn.input_size}, hidden_size={rnn.hidden_size} into a VanillaRNN with "
-                f"input_size={self.input_size}, hidden_size={self.hidden_size}"
-            )
-        self.w_xh.weight.copy_(rnn.weight_ih_l0)
-        self.w_xh.bias.copy_(rnn.bias_ih_l0)
-        self.w_hh.weight.copy_(rnn.weight_hh_l0)
-        self.w_hh.bias.copy_(rnn.bias_hh_l0)
-        return self
+        """Copy the weights of a one-layer, unidirectional, tanh ``torch.nn.RNN`` with biases and the same sizes."""
+        return interop.copy_rnn(self, rnn)
 
 
 def input_gradients(model: Callable[[torch.Tensor], torch.Tensor], inputs: torch.Tensor) -> torch.Tensor:
@@ -79,9 +62,7 @@ def input_gradients(model: Callable[[torch.Tensor], torch.Tensor], inputs: torch
     """
     check_tensor("inputs", inputs, "(batch, seq, d_in)", min_dim=3, max_dim=3)
     x = inputs.detach().clone().requires_grad_(True)
-    output = model(x)
-    if not isinstance(output, torch.Tensor):
-        raise CourseInputError(f"model must return a tensor, got {type(output).__name__}")
+    output = check_model_output(model(x))
     loss = output.pow(2).sum()
     (grad,) = torch.autograd.grad(loss, x)
     return grad

@@ -9,6 +9,9 @@ probability 0 and renormalises the rest by itself.
     top-k:         keep the k largest logits
     top-p:         keep the smallest set of most likely tokens whose probabilities sum to at least p (nucleus)
     sample:        draw v with probability softmax(filtered logits / τ)[v]
+
+Ties at the boundary: a token whose logit equals that of the last kept token is kept too, so top-k may keep more
+than k tokens when several share the k-th largest logit (the choice does not depend on the token's index).
 """
 
 from __future__ import annotations
@@ -17,31 +20,26 @@ from functools import partial
 
 import torch
 
-from ._validate import CourseInputError, check_tensor
+from ._validate import check_logits, check_temperature, check_top_k, check_top_p
 
 
 def greedy(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
     """The most likely token of every row: ``(..., vocab)`` → ``(...)`` ids. ``generator`` is ignored."""
-    check_tensor("logits", logits, "(batch, vocab)")
+    check_logits(logits)
     return logits.argmax(dim=-1)
 
 
 def temperature(logits: torch.Tensor, tau: float) -> torch.Tensor:
     """``logits / τ``: the softmax of the result is sharper for τ < 1 and flatter for τ > 1."""
-    if not tau > 0:
-        raise CourseInputError(f"the temperature τ must be positive, got {tau} (τ → 0 is greedy: use greedy)")
+    check_temperature(tau)
     return logits / tau
 
 
 def top_k_filter(logits: torch.Tensor, k: int) -> torch.Tensor:
-    """Keep the ``k`` largest logits of each row, set the others to ``-inf``. Shape unchanged."""
-    check_tensor("logits", logits, "(batch, vocab)")
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k:
-        raise CourseInputError(f"k must be an integer >= 1, got {k!r}")
-    k = min(k, logits.shape[-1])
-    best = logits.topk(k, dim=-1).indices  # (..., k)
-    keep = torch.zeros_like(logits, dtype=torch.bool).scatter_(-1, best, True)
-    return logits.masked_fill(~keep, float("-inf"))
+    """Keep the ``k`` largest logits of each row (and any tied with the k-th), set the others to ``-inf``."""
+    check_top_k(logits, k)
+    kth_largest = logits.topk(min(k, logits.shape[-1]), dim=-1).values[..., -1:]  # (..., 1)
+    return logits.masked_fill(logits < kth_largest, float("-inf"))
 
 
 def top_p_filter(logits: torch.Tensor, p: float) -> torch.Tensor:
@@ -49,16 +47,17 @@ def top_p_filter(logits: torch.Tensor, p: float) -> torch.Tensor:
 
     Sort the probabilities in decreasing order; token number ``i`` in that order is kept if the mass of the tokens
     before it is still below ``p``. So the most likely token is always kept, and the token that first brings the
-    sum to ``p`` is kept too.
+    sum to ``p`` is kept too, with any token of the same probability. ``p = 1`` keeps every token.
     """
-    check_tensor("logits", logits, "(batch, vocab)")
-    if not 0 < p <= 1:
-        raise CourseInputError(f"p must lie in (0, 1], got {p}")
-    probs, order = torch.softmax(logits, dim=-1).sort(dim=-1, descending=True)  # (..., vocab)
-    mass_before = probs.cumsum(dim=-1) - probs  # (..., vocab): the mass of the more likely tokens
-    keep_sorted = mass_before < p
-    keep = torch.zeros_like(keep_sorted).scatter_(-1, order, keep_sorted)  # back to vocabulary order
-    return logits.masked_fill(~keep, float("-inf"))
+    check_top_p(logits, p)
+    if p == 1:
+        return logits.clone()  # all the mass (rounding must not drop the least likely tokens)
+    probs = torch.softmax(logits, dim=-1)
+    sorted_probs = probs.sort(dim=-1, descending=True).values  # (..., vocab)
+    mass_before = sorted_probs.cumsum(dim=-1) - sorted_probs  # (..., vocab): the mass of the more likely tokens
+    n_kept = (mass_before < p).sum(dim=-1, keepdim=True)  # (..., 1): the first n_kept tokens in that order
+    smallest_kept = sorted_probs.gather(-1, n_kept - 1)  # (..., 1)
+    return logits.masked_fill(probs < smallest_kept, float("-inf"))
 
 
 def sample(
@@ -74,7 +73,7 @@ def sample(
     ``temperature=0`` means greedy. ``top_k`` and ``top_p`` filter first (top-k, then top-p on what is left).
     ``generator`` makes the draw reproducible.
     """
-    check_tensor("logits", logits, "(batch, vocab)")
+    check_logits(logits)
     if temperature == 0:
         return greedy(logits)
     scaled = _temperature(logits, temperature)

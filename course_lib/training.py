@@ -18,6 +18,7 @@ import torch
 from torch import nn
 
 from ._validate import CourseInputError
+from .fast import fast_kernels
 
 Batch = tuple
 MakeBatch = Callable[[int, torch.Generator], Batch]
@@ -50,6 +51,7 @@ def _forward(model: nn.Module, batch: Batch, device: torch.device) -> tuple[torc
     return logits, targets
 
 
+@fast_kernels()  # the same attention and LayerNorm, faster (course_lib/fast.py)
 def train_classifier(
     model: nn.Module,
     make_batch: MakeBatch,
@@ -142,6 +144,7 @@ def _subnormals_flushed():
 
 
 @torch.no_grad()
+@fast_kernels()
 def evaluate_accuracy(model: nn.Module, batch: Batch, chunk: int = 500) -> float:
     """Share of sequences in ``batch`` whose predicted class equals the target (model in eval mode)."""
     model.eval()

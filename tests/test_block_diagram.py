@@ -24,7 +24,7 @@ def run_diagram(name: str, block: TransformerEncoderBlock, x: torch.Tensor) -> t
     """Follow the diagram: the stream h flows up through the steps; a skip copies h where it branches off."""
     steps, skips = BLOCK_WIRINGS[name], dict(BLOCK_SKIPS[name])
     joins = {add: below for below, add in skips.items()}
-    norms = iter([block.attention_residual.norm, block.feed_forward_residual.norm])
+    norms = iter([block.norm1, block.norm2])
     saved, h = {}, x
     for index, (_, _, kind) in enumerate(steps):
         if index in skips:

@@ -445,7 +445,7 @@ def _block_part(part):
         counts = {
             "attention": count_parameters(block.self_attention),
             "ffn": count_parameters(block.feed_forward),
-            "norms": count_parameters(block.attention_residual) + count_parameters(block.feed_forward_residual),
+            "norms": count_parameters(block.norm1) + count_parameters(block.norm2),
             "total": count_parameters(block),
         }
         assert counts[part] == question.answer, f"{part}: course_lib counts {counts[part]}"

@@ -201,17 +201,17 @@ def _case(seed: int, norm_first: bool, batch: int, seq: int):
             torch.manual_seed(seed)
             block = TransformerEncoderBlock(D_MODEL, NUM_HEADS, D_FF, norm_first=norm_first)
         with torch.no_grad():
-            for residual in (block.attention_residual, block.feed_forward_residual):
-                residual.norm.gamma.copy_(randn(gen, D_MODEL, scale=0.5, shift=1.0))
-                residual.norm.beta.copy_(randn(gen, D_MODEL, scale=0.5))
+            for norm in (block.norm1, block.norm2):
+                norm.gamma.copy_(randn(gen, D_MODEL, scale=0.5, shift=1.0))
+                norm.beta.copy_(randn(gen, D_MODEL, scale=0.5))
             block.feed_forward.linear1.bias.copy_(randn(gen, D_FF, scale=0.5))
         block.eval().requires_grad_(False)
         x = randn(gen, batch, seq, D_MODEL, scale=1.5)
         expected = block(x)
         parts = (
             _Part("self_attention", lambda h: block.self_attention(h)[0], block),
-            _Part("norm1", block.attention_residual.norm),
-            _Part("norm2", block.feed_forward_residual.norm),
+            _Part("norm1", block.norm1),
+            _Part("norm2", block.norm2),
         )
         return (x, *parts, *_ffn_weights(block.feed_forward), norm_first), expected
 

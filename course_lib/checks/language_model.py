@@ -526,14 +526,14 @@ class CachedLM:
 
     def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         block = self.model.blocks[0]
-        h = block.attention_residual.norm(x)
+        h = block.norm1(x)
         attention = block.self_attention
         return attention.w_q(h), attention.w_k(h), attention.w_v(h)
 
     def readout(self, x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
         block = self.model.blocks[0]
         x = x + block.self_attention.w_o(attended)
-        x = block.feed_forward_residual(x, block.feed_forward)
+        x = x + block.feed_forward(block.norm2(x))
         return self.model.unembed(self.model.final_norm(x))
 
     def __repr__(self) -> str:
