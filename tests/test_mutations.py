@@ -16,22 +16,22 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 MUTATIONS = {
-    "no sqrt(d_k) scaling": ("attention.py", "(queries / math.sqrt(d_k)) @", "queries @"),
-    "divide by d_k instead of sqrt(d_k)": ("attention.py", "(queries / math.sqrt(d_k)) @", "(queries / d_k) @"),
+    "no sqrt(d_k) scaling": ("attention.py", "keys.transpose(-2, -1) / math.sqrt(d_k)", "keys.transpose(-2, -1)"),
+    "divide by d_k instead of sqrt(d_k)": ("attention.py", "/ math.sqrt(d_k)", "/ d_k"),
     "softmax without normalising": (
         "attention.py",
-        "return exps / totals.clamp_min",
-        "return exps + 0 * totals.clamp_min",
+        "return exps / exps.sum(",
+        "return exps + 0 * exps.sum(",
     ),
     "attention softmax over the query axis": (
         "attention.py",
-        "weights = torch.softmax(scores, dim=-1,",
-        "weights = torch.softmax(scores, dim=-2,",
+        "weights = softmax(scores, dim=-1)",
+        "weights = softmax(scores, dim=-2)",
     ),
     "mask filled with 0 instead of -inf": (
         "attention.py",
-        '~allowed, float("-inf")',
-        "~allowed, 0.0",
+        'masked_fill(~mask, float("-inf"))',
+        "masked_fill(~mask, 0.0)",
     ),
     "multi-head mask with the head axis in the wrong place": (
         "multihead.py",
@@ -40,8 +40,8 @@ MUTATIONS = {
     ),
     "LayerNorm centred once in float32 only": (
         "blocks.py",
-        "centered = x - x.mean(dim=-1, keepdim=True)",
-        "centered = x",
+        "x = x - x.mean(dim=-1, keepdim=True)",
+        "x = x",
     ),
     "merge heads without transposing back": (
         "multihead.py",
@@ -55,13 +55,23 @@ MUTATIONS = {
     ),
     "LayerNorm with γ and β swapped": (
         "blocks.py",
-        "(self.d_model,), self.gamma, self.beta, self.eps)",
-        "(self.d_model,), self.beta, self.gamma, self.eps)",
+        "return self.gamma * (x - mean) / torch.sqrt(var + self.eps) + self.beta",
+        "return self.beta * (x - mean) / torch.sqrt(var + self.eps) + self.gamma",
     ),
     "post-LN residual placed outside the norm": (
         "blocks.py",
         "return self.norm(skip + self.dropout(sublayer(x)))",
         "return skip + self.norm(self.dropout(sublayer(x)))",
+    ),
+    "the block's post-LN residual placed outside the norm": (
+        "blocks.py",
+        "x = self.norm1(x + self.dropout(self.attend(x, mask)))",
+        "x = x + self.norm1(self.dropout(self.attend(x, mask)))",
+    ),
+    "the block's pre-LN feed-forward reads the un-normalised stream": (
+        "blocks.py",
+        "x = x + self.dropout(self.feed_forward(self.norm2(x)))",
+        "x = x + self.dropout(self.feed_forward(x))",
     ),
     "RNN without tanh": (
         "recurrent.py",

@@ -16,7 +16,7 @@ from course_lib.tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall, re
 from course_lib.training import _subnormals_flushed, train_classifier, train_side_by_side
 
 WIRINGS = {
-    "skip, no LN": dict(residual=True, layer_norm=False),
+    "pre-LN, learned positions": dict(norm_first=True, positions="learned"),
     "pre-LN": dict(norm_first=True),
     "post-LN": dict(norm_first=False),
 }
@@ -91,7 +91,9 @@ def test_an_error_in_one_run_is_raised_after_the_others_finish(capsys):
     with pytest.raises(CourseInputError, match="this task is broken"):
         train_side_by_side(bad)
     out = capsys.readouterr().out
-    assert "skip, no LN: step" in out and "post-LN: step" in out, "the other runs' progress should still print"
+    assert "pre-LN, learned positions: step" in out and "post-LN: step" in out, (
+        "the other runs' progress should still print"
+    )
     assert type(sys.stdout).__name__ != "_PerThreadOutput", "stdout should be the notebook's own again"
 
 

@@ -7,7 +7,7 @@ import math
 import torch
 from torch import nn
 
-from ... import MultiHeadAttention, Residual, TransformerEncoderBlock
+from ... import MultiHeadAttention, TransformerEncoderBlock
 from ...models import TransformerClassifier
 from ...tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall
 from ...training import evaluate_accuracy
@@ -27,10 +27,17 @@ def make_batch(batch_size: int, generator: torch.Generator):
     return key_value_recall(batch_size, NUM_ITEMS, generator)
 
 
-def make_model(seed: int, **wiring) -> TransformerClassifier:
+def make_model(seed: int, residual: bool = True, layer_norm: bool = True, norm_first: bool = True):
     """Notebook 05's 6-block classifier; every wiring draws the same weights from ``seed``."""
     torch.manual_seed(seed)
-    return TransformerClassifier(VOCAB_SIZE, NUM_VALUES, d_model=32, num_heads=2, d_ff=64, num_layers=6, **wiring)
+    model = TransformerClassifier(
+        VOCAB_SIZE, NUM_VALUES, d_model=32, num_heads=2, d_ff=64, num_layers=6, norm_first=norm_first
+    )
+    if not (residual and layer_norm):  # the same weights, in blocks with a part removed
+        model.encoder.blocks = nn.ModuleList(AblatedBlock(b, residual, layer_norm) for b in model.encoder.blocks)
+    if not layer_norm:
+        model.encoder.final_norm = nn.Identity()
+    return model
 
 
 def held_out():
@@ -48,10 +55,29 @@ class AttentionLayer(nn.Module):
     def __init__(self, d_model: int, num_heads: int, residual: bool):
         super().__init__()
         self.attention = MultiHeadAttention(d_model, num_heads)
-        self.wrap = Residual(d_model, residual=residual, layer_norm=False)
+        self.residual = residual
 
     def forward(self, x):
-        return self.wrap(x, lambda h: self.attention(h)[0])
+        out, _ = self.attention(x)
+        return x + out if self.residual else out
+
+
+class AblatedBlock(nn.Module):
+    """A block's weights wired as pre-LN with parts removed, as in the notebook: ``residual=False`` drops both
+    ``x +``, ``layer_norm=False`` both LayerNorms."""
+
+    def __init__(self, block: TransformerEncoderBlock, residual: bool = True, layer_norm: bool = True):
+        super().__init__()
+        self.self_attention, self.feed_forward = block.self_attention, block.feed_forward
+        self.norm1 = block.norm1 if layer_norm else nn.Identity()
+        self.norm2 = block.norm2 if layer_norm else nn.Identity()
+        self.residual = residual
+
+    def forward(self, x, mask=None):
+        skip = x if self.residual else 0.0
+        x = skip + self.self_attention(self.norm1(x), mask=mask)[0]
+        skip = x if self.residual else 0.0
+        return skip + self.feed_forward(self.norm2(x))
 
 
 def collapse_profile(seed: int, seq_len: int = 32, d_model: int = 64, num_heads: int = 4, depth: int = 24) -> dict:
@@ -60,8 +86,8 @@ def collapse_profile(seed: int, seq_len: int = 32, d_model: int = 64, num_heads:
     x = torch.randn(1, seq_len, d_model)
     stacks = {
         "attention only": lambda: AttentionLayer(d_model, num_heads, residual=False),
-        "attention + MLP, no skip": lambda: TransformerEncoderBlock(
-            d_model, num_heads, 4 * d_model, residual=False, layer_norm=False
+        "attention + MLP, no skip": lambda: AblatedBlock(
+            TransformerEncoderBlock(d_model, num_heads, 4 * d_model), residual=False, layer_norm=False
         ),
         "attention + skip": lambda: AttentionLayer(d_model, num_heads, residual=True),
         "skip + MLP + pre-LN": lambda: TransformerEncoderBlock(d_model, num_heads, 4 * d_model, norm_first=True),
