@@ -20,8 +20,8 @@ import stat
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote, urlsplit
 
-from .. import record
-from .._validate import CommandError
+from course_lib import record
+from course_lib._validate import CommandError
 
 DEFAULT_TARGET = "transformers-course"
 MAX_BYTES = 20 * 1024 * 1024  # an exercise notebook with outputs is well under 1 MB
@@ -147,7 +147,7 @@ def _read_owned(home_fd: int, parts: tuple[str, ...], owner: int) -> tuple[bytes
 
 def collect(homes: Path, out: Path, course: str = DEFAULT_TARGET, learners: list[str] | None = None) -> list[dict]:
     """Copy the exercise notebooks and learning records; one row per learner: what was copied, what was skipped."""
-    from ..checks.registry import EXERCISES
+    from course_lib.checks.registry import EXERCISES
 
     if not homes.is_dir():
         raise CommandError(f"{homes} is not a folder (give the folder that holds the home folders with --homes).")

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..checks.registry import EXERCISES, MISTAKES
-from ..quiz import available_banks, load_bank
-from ..quiz.model import within
-from ..syllabus import TOPICS, notebook_label
+from course_lib.checks.registry import EXERCISES, MISTAKES
+from course_lib.quiz import available_banks, load_bank
+from course_lib.quiz.model import within
+from course_lib.syllabus import TOPICS, notebook_label
 
 REVISIT_BELOW = 2 / 3  # a topic answered right the first time less often than this is worth another look
 

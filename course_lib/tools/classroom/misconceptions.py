@@ -19,8 +19,8 @@ import sys
 import warnings
 from pathlib import Path
 
-from .. import record
-from .._validate import CommandError
+from course_lib import record
+from course_lib._validate import CommandError
 
 
 def register(subparsers) -> None:
@@ -54,7 +54,7 @@ def find_records(folder: Path) -> dict[str, Path]:
 
 
 def _run(args) -> int:
-    from .learning import class_report
+    from course_lib.tools.classroom.learning import class_report
 
     files = find_records(args.submissions)
     if not files:

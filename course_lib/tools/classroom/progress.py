@@ -19,8 +19,8 @@ import warnings
 from datetime import datetime
 from pathlib import Path
 
-from .. import record
-from .._validate import CommandError
+from course_lib import record
+from course_lib._validate import CommandError
 
 
 def register(subparsers) -> None:
@@ -98,7 +98,7 @@ def tables(summary) -> list[tuple[str, list[str], list[list[str]]]]:
 
 
 def _progress(args) -> int:
-    from .learning import revisit_text, summarize
+    from course_lib.tools.classroom.learning import revisit_text, summarize
 
     path = where(args.record)
     data = load(path)
@@ -134,7 +134,7 @@ def format_table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def html_page(summary, path: Path) -> str:
-    from .learning import revisit_text
+    from course_lib.tools.classroom.learning import revisit_text
 
     def table(headers, rows):
         head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import inspect
 
-from .._validate import CommandError
+from course_lib._validate import CommandError
 
 
 def register(subparsers) -> None:
@@ -64,7 +64,7 @@ def _run(args) -> int:
         + f"; takes {_minutes(sweep, seeds)}"
     )
     print()
-    from ..reproducibility import set_seed
+    from course_lib.reproducibility import set_seed
 
     set_seed(0)  # one CPU thread, as in the notebooks; each run then seeds its own models
     table = function(list(range(seeds)), **settings)
@@ -74,7 +74,7 @@ def _run(args) -> int:
 
 def listing() -> str:
     """Every sweep as an aligned text table."""
-    from .sweeps import SWEEPS
+    from course_lib.tools.evidence.sweeps import SWEEPS
 
     rows = [("name", "notebook", "time", "what it shows")]
     rows += [(s.name, s.notebook, _minutes(s, s.seeds), s.shows) for s in SWEEPS]
@@ -92,7 +92,7 @@ def _minutes(sweep, seeds: int) -> str:
 
 
 def _find(name: str):
-    from .sweeps import SWEEPS, find
+    from course_lib.tools.evidence.sweeps import SWEEPS, find
 
     try:
         return find(name)

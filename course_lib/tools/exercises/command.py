@@ -85,7 +85,7 @@ def register(subparsers) -> None:
     )
     grade.set_defaults(handler=_grade)
 
-    from .hub import register_collect  # exercises collect: from the home folders of a hub
+    from course_lib.tools.classroom.hub import register_collect  # exercises collect: from the home folders of a hub
 
     register_collect(actions)
 
@@ -107,7 +107,7 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _list(args) -> int:
-    from . import exercise_files as tools
+    from course_lib.tools.exercises import files as tools
 
     folder = args.dir or tools.default_exercises_dir()
     for exercise in tools.EXERCISES.values():
@@ -117,14 +117,14 @@ def _list(args) -> int:
 
 
 def _reset(args) -> int:
-    from . import exercise_files as tools
+    from course_lib.tools.exercises import files as tools
 
     print(tools.reset(args.name, args.dir).message)
     return 0
 
 
 def _progress(args) -> int:
-    from . import exercise_files as tools
+    from course_lib.tools.exercises import files as tools
 
     _check_run_options(args)
     rows = tools.progress(args.dir, args.names or None, timeout=args.timeout, jobs=args.jobs)
@@ -132,8 +132,8 @@ def _progress(args) -> int:
 
 
 def _build(args) -> int:
-    from . import exercise_build as generate
-    from . import exercise_files as tools
+    from course_lib.tools.exercises import build as generate
+    from course_lib.tools.exercises import files as tools
 
     if args.check:
         folder = tools.require_solutions(args.dir or tools.default_exercises_dir())
@@ -153,7 +153,7 @@ def _build(args) -> int:
 def _grade(args) -> int:
 
     _check_run_options(args)
-    from . import grading
+    from course_lib.tools.grading import grade as grading
 
     grading.grade(
         Path(args.submissions), Path(args.out), timeout=args.timeout, jobs=args.jobs, exercises=args.exercise,
@@ -165,7 +165,7 @@ def _grade(args) -> int:
 def _check_run_options(args) -> None:
     import math
 
-    from .exercise_files import ExerciseToolError
+    from course_lib.tools.exercises.files import ExerciseToolError
 
     if not math.isfinite(args.timeout) or args.timeout <= 0:
         raise ExerciseToolError(f"--timeout must be a positive number of seconds, got {args.timeout:g}.")

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._validate import CommandError
-from ..checks.registry import EXERCISES, Exercise
-from . import exercise_build as generate
-from .notebook_runner import NotebookRun, run_notebooks
+from course_lib._validate import CommandError
+from course_lib.checks.registry import EXERCISES, Exercise
+from course_lib.tools.exercises import build as generate
+from course_lib.tools.grading.runner import NotebookRun, run_notebooks
 
 OUTCOMES = ("pass", "fail", "error", "timeout", "missing")
 
@@ -34,7 +34,7 @@ PRISTINE_DIR = "pristine"  # fresh learner copies, shipped instead of solutions/
 
 def default_exercises_dir() -> Path:
     """``exercises/`` next to the course_lib package (the repository or a learner bundle), else ``./exercises``."""
-    beside_package = Path(__file__).resolve().parents[2] / "exercises"
+    beside_package = Path(__file__).resolve().parents[3] / "exercises"
     if (beside_package / "solutions").is_dir() or (beside_package / PRISTINE_DIR).is_dir():
         return beside_package
     return Path.cwd() / "exercises"

@@ -34,9 +34,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..checks.registry import EXERCISES
-from . import sandbox
-from .exercise_files import OUTCOMES, ExerciseToolError, resolve
+from course_lib.checks.registry import EXERCISES
+from course_lib.tools.exercises.files import OUTCOMES, ExerciseToolError, resolve
+from course_lib.tools.grading import sandbox
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 STARTUP_SECONDS = 20.0  # Python, torch and IPython starting inside the sandbox on a busy machine
@@ -233,7 +233,7 @@ def grade_notebook(
     together six times that, and the process is killed, with everything it started, at ``timeout`` plus those plus
     ``STARTUP_SECONDS``.
     """
-    from ..checks import core, remote
+    from course_lib.checks import core, remote
 
     status = sandbox.probe()
     sandboxed = status.available if use_sandbox is None else (use_sandbox and status.available)
@@ -261,7 +261,7 @@ def grade_notebook(
         worker = [
             sys.executable,
             "-m",
-            "course_lib.tools.grade_worker",
+            "course_lib.tools.grading.worker",
             inner,
             exercise,
             f"{timeout:g}",
@@ -274,7 +274,7 @@ def grade_notebook(
             env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work), "TMPDIR": str(work), "MPLBACKEND": "Agg",
                    "MPLCONFIGDIR": str(work / ".matplotlib"), "IPYTHONDIR": str(work / ".ipython"), "PYTHONDONTWRITEBYTECODE": "1",
                    "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8"}  # fmt: skip
-            env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+            env["PYTHONPATH"] = str(Path(__file__).resolve().parents[3])
         extra = core.extra_seconds(EXERCISES[exercise].specs)  # a check that lets the learner's code train
         hard_limit = timeout + CHECK_CALLS * call_seconds + extra + STARTUP_SECONDS
         outcome = sandbox.run(command, hard_limit, env=env, cwd=None if sandboxed else work)
@@ -288,7 +288,7 @@ def grade_notebook(
 def _read_outcome(graded: Graded, outcome: sandbox.Outcome, exercise: str, remote) -> None:
     import torch
 
-    from .grade_worker import MAGIC
+    from course_lib.tools.grading.worker import MAGIC
 
     if outcome.too_much_output:
         graded.status, graded.detail = (
@@ -406,7 +406,7 @@ def grade(
             f"Grading {len(submissions)} notebook(s) from {len({s.learner for s in submissions})} learner(s), "
             f"{', '.join(assigned)}; {timeout:g} s for each notebook's cells, {jobs} at a time..."
         )
-    solutions = Path(__file__).resolve().parents[2] / "exercises" / "solutions"
+    solutions = Path(__file__).resolve().parents[3] / "exercises" / "solutions"
     hidden = [submissions_dir, out_dir, solutions]
     lock = threading.Lock()
 

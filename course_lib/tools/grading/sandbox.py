@@ -232,7 +232,7 @@ def bwrap_command(command: list[str], staging: Path, hidden: list[Path], workdir
     ]  # fmt: skip
     needed = [
         Path(p).resolve()
-        for p in (os.path.realpath(sys.executable), sys.prefix, sys.base_prefix, Path(__file__).parents[2])
+        for p in (os.path.realpath(sys.executable), sys.prefix, sys.base_prefix, Path(__file__).parents[3])
     ]
     # A course (or its venv) kept under /tmp would vanish behind the private /tmp: bind it back, read-only.
     for path in sorted({path for path in needed if Path("/tmp") in path.parents and path.exists()}):

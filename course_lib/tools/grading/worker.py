@@ -1,6 +1,6 @@
 """The untrusted half of grading: runs ONE submitted notebook, inside the sandbox, and returns only outputs.
 
-    python -m course_lib.tools.grade_worker NOTEBOOK EXERCISE CELL_SECONDS CALL_SECONDS
+    python -m course_lib.tools.grading.worker NOTEBOOK EXERCISE CELL_SECONDS CALL_SECONDS
 
 Started by ``grading`` (through ``sandbox``), never by hand. It
 
@@ -62,7 +62,7 @@ def main(argv: list[str]) -> int:
 
     import torch  # noqa: F401  (imported before the notebook runs, so a notebook cannot replace it first)
 
-    from ..checks import core, remote
+    from course_lib.checks import core, remote
 
     harvest, time_limited = remote.harvest, core.call_with_time_limit  # kept before the notebook can replace them
     payload: dict = {"format": remote.FORMAT, "exercise": exercise, "cells": 0, "cell_errors": [], "stopped_cell": None}
@@ -102,7 +102,7 @@ def main(argv: list[str]) -> int:
                 )
         core.TIME_LIMIT = call_seconds
         try:
-            from ..checks.registry import EXERCISES
+            from course_lib.checks.registry import EXERCISES
 
             budget = max(call_seconds * 6, 1.0) + core.extra_seconds(EXERCISES[exercise].specs)  # grading.CHECK_CALLS
             payload["record"] = time_limited(harvest, (exercise, dict(shell.user_ns)), budget)

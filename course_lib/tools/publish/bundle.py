@@ -33,9 +33,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._validate import CommandError
+from course_lib._validate import CommandError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 TOP_FILES = (
     "requirements.txt",
     "requirements-dev.txt",
@@ -88,7 +88,7 @@ def solution_blocks(exercises_dir: Path) -> list[SolutionBlock]:
     """Every marked solution block of every solution notebook."""
     import nbformat
 
-    from .exercise_build import _enclosing_function
+    from course_lib.tools.exercises.build import _enclosing_function
 
     blocks = []
     for path in sorted((Path(exercises_dir) / "solutions").glob("ex*.ipynb")):
@@ -239,9 +239,9 @@ def check_out_dir(out: Path | str, course_root: Path = ROOT) -> Path:
 
 def build_bundle(out: Path | str, course_root: Path = ROOT, echo=print) -> Bundle:
     """Write the learner-only bundle into ``out`` (see the module docstring). Returns what was written."""
-    from ..checks.registry import EXERCISES
-    from . import exercise_build as generate
-    from .exercise_files import PRISTINE_DIR
+    from course_lib.checks.registry import EXERCISES
+    from course_lib.tools.exercises import build as generate
+    from course_lib.tools.exercises.files import PRISTINE_DIR
 
     root = Path(course_root).resolve()
     exercises_dir = root / "exercises"
@@ -320,7 +320,7 @@ def bundle_readme() -> str:
     Written for the bundle (the repository's README describes the test suite, the benchmarks and the solutions,
     none of which the bundle has); ``tests/test_bundle_readme.py`` checks that every link leads to a file in it.
     """
-    from ..syllabus import COURSE
+    from course_lib.syllabus import COURSE
 
     rows = []
     for row in COURSE:
@@ -346,7 +346,7 @@ Without `make` (Windows, conda, or by hand):
 
 ```bash
 python -m venv .venv                                   # or: conda create -n transformers-course python=3.11
-.venv/bin/python course_lib/tools/install_torch.py     # picks the torch build for this machine (Windows: .venv\\Scripts\\python)
+.venv/bin/python course_lib/tools/setup/install_torch.py     # picks the torch build for this machine (Windows: .venv\\Scripts\\python)
 .venv/bin/pip install -r requirements.txt -e .
 .venv/bin/python -m course_lib doctor                  # checks that everything is in place
 .venv/bin/jupyter lab --ServerApp.ip=127.0.0.1
@@ -389,7 +389,7 @@ def remove_speaker_notes(path: Path) -> int:
     """
     import nbformat
 
-    from .speaker_notes import strip_notes
+    from course_lib.tools.publish.speaker_notes import strip_notes
 
     notebook = nbformat.read(path, as_version=4)
     removed = strip_notes(notebook)

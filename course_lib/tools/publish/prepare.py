@@ -1,11 +1,11 @@
 """Bring notebooks up to the course's reach standard: a Colab setup cell, figures shown with alt text, safe colours.
 
-    python -m course_lib.tools.prepare_notebooks [--check] [NOTEBOOK ...]
+    python -m course_lib.tools.publish.prepare [--check] [NOTEBOOK ...]
 
 Default: every lesson in ``notebooks/`` and every solution in ``exercises/solutions/`` (then regenerate the learner
 notebooks with ``python -m course_lib exercises build``). Per notebook, idempotently:
 
-1. **Colab cell.** The first code cell becomes the Colab setup cell (``course_lib.tools.colab``): inserted before
+1. **Colab cell.** The first code cell becomes the Colab setup cell (``course_lib.tools.publish.colab``): inserted before
    the first code cell, or brought up to date if it is there already. It is tagged ``colab`` and ``skip``.
 2. **Alt text.** ``plt.show()`` becomes ``show_figure()`` (``course_lib.plots``), which stores alt text written from
    the figure's data in the output, and ``show_figure`` is imported in the setup cell (added to its
@@ -26,10 +26,10 @@ import re
 import sys
 from pathlib import Path
 
-from .. import plots
-from . import colab
+from course_lib import plots
+from course_lib.tools.publish import colab
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SHOW_CALL = re.compile(r"\bplt\.show\(\s*\)")
 PLOTS_IMPORT = re.compile(r"^from course_lib\.plots import (?P<names>[^\n(]+)$", re.M)
 # old colour literal -> palette colour (lines and markers) or pale tint (filled boxes behind text)
@@ -147,7 +147,7 @@ def use_palette(notebook) -> bool:
 
 def refresh_slides(notebook) -> bool:
     """Give the new cells their slideshow metadata (a lesson carries it on every cell; see tools/slides.py)."""
-    from . import slides
+    from course_lib.tools.publish import slides
 
     if not any("slideshow" in cell.get("metadata", {}) for cell in notebook.cells):
         return False

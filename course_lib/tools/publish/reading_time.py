@@ -15,9 +15,9 @@ single number suggests):
 The stated line is the first cell's ``**Estimated time:** A–B minutes.``, A and B the estimate's ends rounded
 down and up to 5 minutes.
 
-    python -m course_lib.tools.reading_time              # print each notebook's counts and estimate
-    python -m course_lib.tools.reading_time --check      # exit 1 if a stated time does not contain the estimate
-    python -m course_lib.tools.reading_time --write      # rewrite the "Estimated time" sentence as the range
+    python -m course_lib.tools.publish.reading_time              # print each notebook's counts and estimate
+    python -m course_lib.tools.publish.reading_time --check      # exit 1 if a stated time does not contain the estimate
+    python -m course_lib.tools.publish.reading_time --write      # rewrite the "Estimated time" sentence as the range
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def estimate(notebook, questions: int | None = None) -> Estimate:
 
 def _quiz_size(notebook) -> int:
     """Questions of the quiz banks the notebook shows (``show_quiz("NN")`` / ``load_bank("NN")`` in its code)."""
-    from ..quiz.loader import load_bank
+    from course_lib.quiz.loader import load_bank
 
     banks = set()
     for cell in notebook.cells:
@@ -136,10 +136,10 @@ def rewrite(notebook, guess: Estimate) -> bool:
 def main(argv: list[str] | None = None) -> int:
     import nbformat
 
-    from .slides import course_notebooks
+    from course_lib.tools.publish.slides import course_notebooks
 
     parser = argparse.ArgumentParser(
-        prog="python -m course_lib.tools.reading_time",
+        prog="python -m course_lib.tools.publish.reading_time",
         description="Estimate each notebook's time from its words, code lines, figures and quiz (rates in the "
         "module docstring) and compare it with the 'Estimated time' its first cell states.",
     )

@@ -20,7 +20,7 @@ Why nbconvert with a template of our own rather than Jupyter Book or Sphinx: nbc
 slides use it), renders stored outputs exactly as JupyterLab does, and builds with no network and no new
 dependency, in seconds; Jupyter Book 2 needs the network (Node and a download of its theme) to build, and Sphinx
 with myst-nb would add a dozen packages for a 20-page site. The template is
-``course_lib/tools/site_assets/templates/course_site``.
+``course_lib/tools/publish/site_assets/templates/course_site``.
 
 ``site/`` is written afresh on every build; a folder that this command did not write (no ``.course-site`` file
 in it) is never touched.
@@ -39,11 +39,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._validate import CommandError
-from . import colab
-from .speaker_notes import strip_notes
+from course_lib._validate import CommandError
+from course_lib.tools.publish import colab
+from course_lib.tools.publish.speaker_notes import strip_notes
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ASSETS = Path(__file__).resolve().parent / "site_assets"
 TEMPLATE_NAME = "course_site"
 MARKER = ".course-site"
@@ -89,8 +89,8 @@ def _first_heading(notebook) -> str:
 
 def _learner_exercises(root: Path) -> list[tuple[str, str]]:
     """(name, notebook JSON text) of every learner exercise, generated from the solutions as the bundle does."""
-    from ..checks.registry import EXERCISES
-    from . import exercise_build
+    from course_lib.checks.registry import EXERCISES
+    from course_lib.tools.exercises import build as exercise_build
 
     exercises_dir = root / "exercises"
     if (exercises_dir / "solutions").is_dir():
@@ -270,7 +270,7 @@ def _exporter():
 
 
 def _copy_static(static: Path) -> None:
-    from . import slides
+    from course_lib.tools.publish import slides
 
     static.mkdir(parents=True, exist_ok=True)
     shutil.copy2(ASSETS / "site.css", static / "site.css")
@@ -375,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    parser = argparse.ArgumentParser(prog="python -m course_lib.tools.site")
+    parser = argparse.ArgumentParser(prog="python -m course_lib.tools.publish.site")
     register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["site", *(argv if argv is not None else sys.argv[1:])])
     try:

@@ -40,10 +40,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._validate import CommandError
-from ..syllabus import COURSE
-from .slides_fit import fit_notebook
-from .speaker_notes import NOTES_MARKER, restore_notes
+from course_lib._validate import CommandError
+from course_lib.syllabus import COURSE
+from course_lib.tools.publish.slides_fit import fit_notebook
+from course_lib.tools.publish.speaker_notes import NOTES_MARKER, restore_notes
 
 SLIDE_TYPES = ("slide", "subslide", "fragment", "-", "skip", "notes")
 TAG_TYPES = {
@@ -254,11 +254,11 @@ def annotate(path: Path | str, check: bool = False) -> bool:
 
 
 def default_notebooks_dir() -> Path:
-    return Path(__file__).resolve().parents[2] / "notebooks"
+    return Path(__file__).resolve().parents[3] / "notebooks"
 
 
 def default_out_dir() -> Path:
-    return Path(__file__).resolve().parents[2] / "slides"
+    return Path(__file__).resolve().parents[3] / "slides"
 
 
 def course_notebooks(folder: Path | None = None) -> list[Path]:
@@ -424,7 +424,7 @@ def register(subparsers) -> None:
         "slides",
         help="export the notebooks as offline slide decks, or set their slideshow metadata",
         description="The notebooks are the slides: each cell's slideshow metadata (slide, subslide, fragment, skip, "
-        "notes) comes from the notebook's own headings (see course_lib/tools/slides.py and INSTRUCTORS.md).",
+        "notes) comes from the notebook's own headings (see course_lib/tools/publish/slides.py and INSTRUCTORS.md).",
     )
     parser.set_defaults(handler=lambda args: (parser.print_help(), 2)[1])
     actions = parser.add_subparsers(dest="action", metavar="action")
@@ -446,7 +446,7 @@ def register(subparsers) -> None:
     annotate = actions.add_parser(
         "annotate",
         help="set each cell's slide type from the notebook's structure (idempotent)",
-        description="Set metadata.slideshow.slide_type on every cell by the rules in course_lib/tools/slides.py: the title "
+        description="Set metadata.slideshow.slide_type on every cell by the rules in course_lib/tools/publish/slides.py: the title "
         "and '## ' sections start slides, '### ' subsections subslides, the setup cell is skipped, 'What to notice' "
         "paragraphs are fragments, '**Speaker notes.**' cells are notes. A cell tag (slide, subslide, fragment, "
         "continue, skip, notes) overrides the rules. Code, outputs and execution counts are not touched.",
@@ -458,7 +458,7 @@ def register(subparsers) -> None:
     edition = actions.add_parser(
         "instructor-edition",
         help="write copies of the notebooks with the speaker notes as visible cells",
-        description="The learners' notebooks keep speaker notes in cell metadata (course_lib/tools/speaker_notes.py), "
+        description="The learners' notebooks keep speaker notes in cell metadata (course_lib/tools/publish/speaker_notes.py), "
         "out of view. This writes copies into OUT with every note back as a visible '**Speaker notes.**' cell, "
         "right after the cell it belongs to. The notebooks themselves are not changed.",
     )
@@ -481,7 +481,7 @@ def _export(args) -> int:
 
 
 def _instructor_edition(args) -> int:
-    from .speaker_notes import instructor_edition
+    from course_lib.tools.publish.speaker_notes import instructor_edition
 
     paths = [_resolve_notebook(name) for name in args.notebooks] if args.notebooks else course_notebooks()
     if not paths:

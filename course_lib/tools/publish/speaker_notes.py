@@ -10,8 +10,8 @@ of the cell right before it; JupyterLab does not show cell metadata, and the tex
 - the instructor edition (``python -m course_lib slides instructor-edition OUT``) writes copies of the notebooks
   with the notes as visible cells again, as they were written.
 
-    python -m course_lib.tools.speaker_notes --check [NOTEBOOK ...]   # exit 1 if a notes cell is still visible
-    python -m course_lib.tools.speaker_notes --write [NOTEBOOK ...]   # move them (default: every course notebook)
+    python -m course_lib.tools.publish.speaker_notes --check [NOTEBOOK ...]   # exit 1 if a notes cell is still visible
+    python -m course_lib.tools.publish.speaker_notes --write [NOTEBOOK ...]   # move them (default: every course notebook)
 
 Only the notes cells and their host cells' metadata change: every other cell keeps its source, outputs, execution
 count and id, so the notebooks stay executed.
@@ -124,9 +124,9 @@ def with_notes_visible(notebook):
 
 def course_notebooks() -> list[Path]:
     """The course's notebooks in teaching order (``course_lib.syllabus``), as ``slides.course_notebooks`` lists them."""
-    from ..syllabus import COURSE
+    from course_lib.syllabus import COURSE
 
-    folder = Path(__file__).resolve().parents[2] / "notebooks"
+    folder = Path(__file__).resolve().parents[3] / "notebooks"
     return [folder / row.file for row in COURSE if (folder / row.file).exists()]
 
 
@@ -169,7 +169,7 @@ def instructor_edition(out_dir: Path | str, notebooks: list[Path] | None = None,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m course_lib.tools.speaker_notes",
+        prog="python -m course_lib.tools.publish.speaker_notes",
         description="Move '**Speaker notes.**' cells into the metadata of the cell before them (out of the "
         "learner's view; the slide decks and the instructor edition still show them).",
     )
@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         for path, count in visible.items():
             print(f"{path}: {count} speaker-notes cell(s) visible to learners")
         if visible:
-            print("Run: python -m course_lib.tools.speaker_notes --write", file=sys.stderr)
+            print("Run: python -m course_lib.tools.publish.speaker_notes --write", file=sys.stderr)
             return 1
         print(f"No speaker-notes cell visible in {len(paths)} notebook(s).")
         return 0

@@ -1,6 +1,6 @@
 """Install the right PyTorch build for this machine, before the rest of the course (no torch needed to run it).
 
-    python course_lib/tools/install_torch.py [--torch cpu|default|auto] [--dry-run]
+    python course_lib/tools/setup/install_torch.py [--torch cpu|default|auto] [--dry-run]
 
 ``make install`` and ``make lab`` run it first; without make, run it yourself, then
 ``pip install -r requirements.txt -e .`` (which finds torch already there). The choice:
@@ -39,7 +39,7 @@ CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 PROBE_TIMEOUT = 4.0  # seconds to wait for the CPU index before falling back to plain pip
 NVIDIA_SMI_TIMEOUT = 10.0
 CHOICES = ("auto", "cpu", "default")
-REQUIREMENTS = Path(__file__).resolve().parents[2] / "requirements.txt"
+REQUIREMENTS = Path(__file__).resolve().parents[3] / "requirements.txt"
 
 
 class InstallError(Exception):

@@ -88,7 +88,7 @@ def train_quietly(model, make_batch, steps: int, **options) -> dict:
     import contextlib
     import io
 
-    from ...training import train_classifier
+    from course_lib.training import train_classifier
 
     with contextlib.redirect_stdout(io.StringIO()):
         return train_classifier(model, make_batch, steps, log_every=steps, **options)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ...models import TransformerClassifier
-from ...tasks import agreement
+from course_lib.models import TransformerClassifier
+from course_lib.tasks import agreement
+
 from .common import Table, count, progress, span, train_quietly
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from ...models import TransformerClassifier
-from ...tasks import chasing
-from ...training import evaluate_accuracy
+from course_lib.models import TransformerClassifier
+from course_lib.tasks import chasing
+from course_lib.training import evaluate_accuracy
+
 from .common import Table, count, progress, span, train_quietly
 
 VARIANTS = ("none", "sinusoidal", "learned")

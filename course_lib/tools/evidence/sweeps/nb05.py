@@ -7,10 +7,11 @@ import math
 import torch
 from torch import nn
 
-from ... import MultiHeadAttention, Residual, TransformerEncoderBlock
-from ...models import TransformerClassifier
-from ...tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall
-from ...training import evaluate_accuracy
+from course_lib import MultiHeadAttention, Residual, TransformerEncoderBlock
+from course_lib.models import TransformerClassifier
+from course_lib.tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall
+from course_lib.training import evaluate_accuracy
+
 from .common import Table, count, progress, span, train_quietly
 
 NUM_ITEMS = 8

@@ -5,10 +5,11 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ... import input_gradient_norms
-from ...models import RecurrentClassifier, TransformerClassifier
-from ...tasks.first_token import NUM_CLASSES, VOCAB_SIZE, first_token, first_token_batches
-from ...training import evaluate_accuracy
+from course_lib import input_gradient_norms
+from course_lib.models import RecurrentClassifier, TransformerClassifier
+from course_lib.tasks.first_token import NUM_CLASSES, VOCAB_SIZE, first_token, first_token_batches
+from course_lib.training import evaluate_accuracy
+
 from .common import Table, count, progress, span, train_quietly
 
 LENGTHS = (5, 10, 20, 50)
