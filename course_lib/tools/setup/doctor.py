@@ -21,7 +21,6 @@ REQUIRED = [
     ("jupyterlab", "jupyterlab", "4.2", "the notebook interface"),
     ("yaml", "pyyaml", "6.0", "quiz question banks"),
     ("mistune", "mistune", "3.0", "Markdown in quiz text (comes with Jupyter's nbconvert)"),
-    ("nbval", "nbval", "0.11", "validating notebooks"),
     ("jupyterlab_rise", "jupyterlab-rise", "0.43", "presenting a notebook as slides (instructors)"),
     ("jupyter_server_mathjax", "jupyter-server-mathjax", "0.2.6", "formulas in the offline slide decks"),
 ]
