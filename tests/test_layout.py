@@ -139,7 +139,9 @@ def test_the_import_contracts_hold():
 def test_every_learner_module_is_under_the_no_tools_contract():
     """A new module of the learner's room must join the contract, or the contract would silently not cover it."""
     config = (ROOT / ".importlinter").read_text(encoding="utf-8")
-    contract = config.split("[importlinter:contract:learner-library-never-imports-tools]")[1].split("forbidden_modules")[0]
+    contract = config.split("[importlinter:contract:learner-library-never-imports-tools]")[1].split(
+        "forbidden_modules"
+    )[0]
     learner = {f"course_lib.{path.stem}" for path in PACKAGE.glob("*.py") if not path.stem.startswith("_")}
     learner |= {f"course_lib.{path.name}" for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
     missing = sorted(learner - {"course_lib.tools"} - set(contract.split()))

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
+import pytest
+
 import course_lib
+
+tomllib = pytest.importorskip("tomllib", reason="Python 3.11+ reads pyproject.toml with tomllib")
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST_TOOLS = {"pytest", "nbval", "hypothesis", "playwright", "ruff", "import-linter", "pytest-xdist", "pre-commit"}
