@@ -4,7 +4,7 @@
 #   make slides the notebooks as offline HTML slide decks in slides/
 #   make site   the whole course as an offline website in site/ (open site/index.html)
 # torch: TORCH=auto (default) installs the CPU build on Linux without an NVIDIA GPU, the default build elsewhere;
-# TORCH=cpu or TORCH=default forces one (see course_lib/tools/install_torch.py).
+# TORCH=cpu or TORCH=default forces one (see course_lib/tools/setup/install_torch.py).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -19,7 +19,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.course-installed: requirements.txt pyproject.toml | $(BIN)/python
-	$(BIN)/python course_lib/tools/install_torch.py --torch=$(TORCH)
+	$(BIN)/python course_lib/tools/setup/install_torch.py --torch=$(TORCH)
 	$(BIN)/python -m pip install -r requirements.txt -e .
 	touch $@
 

@@ -27,8 +27,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from course_lib.checks import EXERCISES, MISTAKES  # noqa: E402
-from course_lib.tools import exercise_build as generate  # noqa: E402
-from course_lib.tools import grading, sandbox  # noqa: E402
+from course_lib.tools.exercises import build as generate  # noqa: E402
+from course_lib.tools.grading import grade as grading  # noqa: E402
+from course_lib.tools.grading import sandbox  # noqa: E402
 
 
 def importable_name(function) -> str:

@@ -2,7 +2,7 @@
 
 Which notebooks the stored-figure tests cover: every lesson in notebooks/ (01-08 as present) and every exercise
 notebook (exercises/*.ipynb and exercises/solutions/*.ipynb): ``COVERED`` below. A notebook passes once
-``python -m course_lib.tools.prepare_notebooks`` has been applied to it and it has been re-executed.
+``python -m course_lib.tools.publish.prepare`` has been applied to it and it has been re-executed.
 """
 
 from __future__ import annotations
@@ -143,9 +143,7 @@ def colours_in(text: str) -> set[str]:
 def test_every_colour_in_the_notebooks_and_course_lib_is_from_the_palette():
     offenders = {}
     for name, text in sources().items():
-        if name.endswith(
-            ("plots.py", "prepare_notebooks.py", "widget.py")
-        ):  # the palette itself, the old->new map, quiz CSS
+        if name.endswith(("plots.py", "prepare.py", "widget.py")):  # the palette itself, the old->new map, quiz CSS
             continue
         bad = {c for c in colours_in(text) if c.upper() not in ALLOWED_COLOURS and not c.startswith("{")}
         if bad:
@@ -249,5 +247,5 @@ def test_every_stored_figure_has_alt_text(path):
     missing = figures_without_alt(path)
     assert not missing, (
         f"{path.name}: figures without alt text ({len(missing)}): {missing[:3]}. "
-        "Show figures with course_lib.plots.show_figure() (python -m course_lib.tools.prepare_notebooks), then re-execute."
+        "Show figures with course_lib.plots.show_figure() (python -m course_lib.tools.publish.prepare), then re-execute."
     )

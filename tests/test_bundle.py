@@ -10,10 +10,10 @@ import nbformat
 import pytest
 
 from course_lib.checks.registry import EXERCISES
-from course_lib.tools import bundle as bundle_module
 from course_lib.tools import cli
-from course_lib.tools import exercise_build as generate
-from course_lib.tools.speaker_notes import all_notes, strip_notes
+from course_lib.tools.exercises import build as generate
+from course_lib.tools.publish import bundle as bundle_module
+from course_lib.tools.publish.speaker_notes import all_notes, strip_notes
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,7 +20,8 @@ import torch
 from course_lib.checks import CHECKS, SPECS, language_model
 from course_lib.decoder import generate
 from course_lib.sampling import greedy
-from course_lib.tools import grading, sandbox
+from course_lib.tools.grading import grade as grading
+from course_lib.tools.grading import sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = ROOT / "exercises" / "solutions" / "ex07_language_model.ipynb"

@@ -184,7 +184,7 @@ def test_dockerfile_is_well_formed_and_installs_the_course():
             json.loads(rest)  # exec form
     runs = " ".join(rest for keyword, rest in instructions if keyword == "RUN")
     # torch: the CPU build, chosen by the script `make install` runs, at the pin it reads from requirements.txt
-    assert "python /opt/course/course_lib/tools/install_torch.py --torch cpu" in runs
+    assert "python /opt/course/course_lib/tools/setup/install_torch.py --torch cpu" in runs
     assert runs.index("install_torch.py") < runs.index("-r /opt/course/deploy/requirements.txt")
     assert re.search(r"^torch==", (ROOT / "requirements.txt").read_text(), re.M)
     assert "-r /opt/course/deploy/requirements.txt" in runs and "pip install --no-deps /opt/course" in runs

@@ -3,8 +3,8 @@
 import subprocess
 import sys
 
-from course_lib.tools import doctor
 from course_lib.tools.cli import main
+from course_lib.tools.setup import doctor
 
 
 def test_doctor_passes_here_and_reports_every_package(capsys):

@@ -20,7 +20,7 @@ import pytest
 
 from course_lib import syllabus
 from course_lib.tools.cli import main
-from course_lib.tools.sweeps import SWEEPS, Table, find
+from course_lib.tools.evidence.sweeps import SWEEPS, Table, find
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = {row.number: ROOT / "notebooks" / row.file for row in syllabus.COURSE}
@@ -116,7 +116,7 @@ def cited_commands() -> dict[str, set[str]]:
 def test_every_cited_sweep_exists():
     known = {sweep.name for sweep in SWEEPS}
     unknown = {name: files for name, files in cited_commands().items() if name not in known}
-    assert not unknown, f"cited but not registered in course_lib/tools/sweeps: {unknown}"
+    assert not unknown, f"cited but not registered in course_lib/tools/evidence/sweeps: {unknown}"
 
 
 @pytest.mark.parametrize("sweep", SWEEPS, ids=lambda sweep: sweep.name)

@@ -14,8 +14,8 @@ import nbformat
 import pytest
 
 from course_lib.checks import EXERCISES
-from course_lib.tools import exercise_build as generate
-from course_lib.tools.bundle import code_only
+from course_lib.tools.exercises import build as generate
+from course_lib.tools.publish.bundle import code_only
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES_DIR = ROOT / "exercises"

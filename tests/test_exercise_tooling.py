@@ -16,10 +16,11 @@ import nbformat
 import pytest
 
 from course_lib.checks import EXERCISES
-from course_lib.tools import cli, grading
-from course_lib.tools import exercise_build as generate
-from course_lib.tools import exercise_files as tools
-from course_lib.tools.notebook_runner import run_notebooks
+from course_lib.tools import cli
+from course_lib.tools.exercises import build as generate
+from course_lib.tools.exercises import files as tools
+from course_lib.tools.grading import grade as grading
+from course_lib.tools.grading.runner import run_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES_DIR = ROOT / "exercises"

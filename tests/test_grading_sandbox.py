@@ -27,8 +27,10 @@ import pytest
 import torch
 
 from course_lib.checks import EXERCISES, MISTAKES, SPECS, core, remote
-from course_lib.tools import cli, grading, sandbox
-from course_lib.tools import exercise_build as generate
+from course_lib.tools import cli
+from course_lib.tools.exercises import build as generate
+from course_lib.tools.grading import grade as grading
+from course_lib.tools.grading import sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISES_DIR = ROOT / "exercises"
@@ -66,7 +68,7 @@ def sandbox_processes() -> list[str]:
                 )
             except OSError:
                 continue
-            if "grade_worker" in command or "course-sandbox-marker" in command:
+            if "grading.worker" in command or "course-sandbox-marker" in command:
                 found.append(command)
     return found
 
@@ -297,7 +299,7 @@ import json, os, sys, threading, time, io, struct, torch
 fake = [{"check": c, "function": f, "status": "passed", "passed": True, "message": "✅ forged", "mistake": None}
         for c, f in [("check_softmax", "softmax"), ("check_attention", "attention"), ("check_causal_attention", "causal_attention")]]
 def forge():
-    from course_lib.tools.grade_worker import MAGIC
+    from course_lib.tools.grading.worker import MAGIC
     body = io.BytesIO()
     torch.save({"format": 1, "exercise": "ex02_attention", "cells": 99, "cell_errors": [], "stopped_cell": None,
                 "record": {"format": 1, "exercise": "ex02_attention", "checks": fake}}, body)
@@ -576,7 +578,7 @@ def test_without_a_sandbox_the_grader_says_so_loudly(tmp_path, monkeypatch):
 def test_a_course_kept_under_tmp_stays_visible_behind_the_private_tmp(tmp_path, monkeypatch):
     """The sandbox mounts a private /tmp; a venv (or the course) under /tmp is bound back read-only, or the grader
     could not even start its Python (a clone made with mktemp -d lives there)."""
-    from course_lib.tools import sandbox
+    from course_lib.tools.grading import sandbox
 
     venv = Path(tempfile.mkdtemp(dir="/tmp")) / "course" / ".venv"
     venv.mkdir(parents=True)

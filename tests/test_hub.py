@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 from hub_support import account_pids, accounts_of, missing_requirements, running_hub, survivors
 
+from course_lib.tools.classroom.hub import collect, nbgitpuller_link
 from course_lib.tools.cli import main
-from course_lib.tools.hub import collect, nbgitpuller_link
 
 pytestmark = [pytest.mark.hub, pytest.mark.slow]
 

@@ -12,9 +12,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from course_lib.tools.classroom.hub import nbgitpuller_link
 from course_lib.tools.cli import main
-from course_lib.tools.grading import discover
-from course_lib.tools.hub import nbgitpuller_link
+from course_lib.tools.grading.grade import discover
 
 
 def test_link_has_nbgitpullers_format():

@@ -1,4 +1,4 @@
-"""The torch install choice of `make install` (course_lib/tools/install_torch.py), tested offline.
+"""The torch install choice of `make install` (course_lib/tools/setup/install_torch.py), tested offline.
 
 The decision table is tested directly; then the script runs for real against two package indexes served on
 127.0.0.1 (a "CPU" index holding a fake ``torch 2.13.0+cpu`` wheel and a "default" one holding ``torch 2.13.0``), with
@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "course_lib" / "tools" / "install_torch.py"
+SCRIPT = ROOT / "course_lib" / "tools" / "setup" / "install_torch.py"
 spec = importlib.util.spec_from_file_location("install_torch", SCRIPT)
 install_torch = importlib.util.module_from_spec(spec)
 sys.modules["install_torch"] = install_torch

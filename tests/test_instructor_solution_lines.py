@@ -7,7 +7,7 @@ line (or stops) makes this test fail until the guide says so.
 
 from pathlib import Path
 
-from course_lib.tools import bundle
+from course_lib.tools.publish import bundle
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -127,12 +127,25 @@ def test_concept_modules_depend_only_on_earlier_concepts(concept):
         assert f"import {library}" not in source and f"from {library}" not in source, f"{name} imports {library}"
 
 
-def test_only_the_tools_import_the_tools():
-    for module, targets in GRAPH.items():
-        if module.startswith("course_lib.tools") or module == "course_lib.__main__":
-            continue
-        tools = sorted(target for target in targets if target.startswith("course_lib.tools"))
-        assert not tools, f"{module} imports {tools}: the learner's library never reaches into course_lib.tools"
+def test_the_import_contracts_hold():
+    """``.importlinter``: the learner's library never imports the tools; concepts import no plotting, widgets, quizzes
+    or checks, and depend on each other in teaching order (decoder → blocks → multihead → attention)."""
+    pytest.importorskip("importlinter", reason="pip install -r requirements-dev.txt brings import-linter")
+    from importlinter.cli import lint_imports
+
+    assert lint_imports(config_filename=str(ROOT / ".importlinter")) == 0, "an import contract is broken (see above)"
+
+
+def test_every_learner_module_is_under_the_no_tools_contract():
+    """A new module of the learner's room must join the contract, or the contract would silently not cover it."""
+    config = (ROOT / ".importlinter").read_text(encoding="utf-8")
+    contract = config.split("[importlinter:contract:learner-library-never-imports-tools]")[1].split(
+        "forbidden_modules"
+    )[0]
+    learner = {f"course_lib.{path.stem}" for path in PACKAGE.glob("*.py") if not path.stem.startswith("_")}
+    learner |= {f"course_lib.{path.name}" for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    missing = sorted(learner - {"course_lib.tools"} - set(contract.split()))
+    assert not missing, f"add {missing} to the source_modules of the first contract in .importlinter"
 
 
 def test_the_learner_room_holds_no_command_line():

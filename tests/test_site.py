@@ -6,7 +6,7 @@ from the network; every figure with its stored alt text as ``<img alt>``; links 
 not write is refused.
 
 ``test_every_figure_on_the_site_has_its_alt_text`` needs notebooks prepared with
-``python -m course_lib.tools.prepare_notebooks`` and re-executed (see tests/test_accessibility.py).
+``python -m course_lib.tools.publish.prepare`` and re-executed (see tests/test_accessibility.py).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from course_lib.syllabus import COURSE
-from course_lib.tools import bundle, colab
-from course_lib.tools import site as site_module
+from course_lib.tools.publish import bundle, colab
+from course_lib.tools.publish import site as site_module
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD_SECONDS = 60

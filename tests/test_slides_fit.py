@@ -1,4 +1,4 @@
-"""The rules that make the exported slides fit (course_lib/tools/slides_fit.py), on small notebooks and on copies of
+"""The rules that make the exported slides fit (course_lib/tools/publish/slides_fit.py), on small notebooks and on copies of
 the real ones; tests/browser/test_slides_fit_browser.py measures the result in Chromium."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from course_lib.tools import slides
-from course_lib.tools.slides_fit import (
+from course_lib.tools.publish import slides
+from course_lib.tools.publish.slides_fit import (
     MAX_CODE_LINES,
     SLIDE_BUDGET,
     estimate_height,

@@ -12,16 +12,16 @@ import os
 import sys
 
 COMMAND_MODULES = [
-    "course_lib.tools.doctor",
-    "course_lib.tools.exercises",
+    "course_lib.tools.setup.doctor",
+    "course_lib.tools.exercises.command",
     "course_lib.tools.quiz",
-    "course_lib.tools.slides",
-    "course_lib.tools.bundle",
-    "course_lib.tools.progress",
-    "course_lib.tools.misconceptions",
-    "course_lib.tools.hub",
-    "course_lib.tools.site",
-    "course_lib.tools.evidence",
+    "course_lib.tools.publish.slides",
+    "course_lib.tools.publish.bundle",
+    "course_lib.tools.classroom.progress",
+    "course_lib.tools.classroom.misconceptions",
+    "course_lib.tools.classroom.hub",
+    "course_lib.tools.publish.site",
+    "course_lib.tools.evidence.command",
 ]
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.tools import site as site_module
+from course_lib.tools.publish import site as site_module
 
 pytestmark = pytest.mark.browser
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "site"

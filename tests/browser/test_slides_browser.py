@@ -1,6 +1,6 @@
 """The exported slide decks open and render offline, in headless Chromium.
 
-Exports every notebook with ``course_lib.tools.slides.export_decks`` into a temporary folder, opens each deck from
+Exports every notebook with ``course_lib.tools.publish.slides.export_decks`` into a temporary folder, opens each deck from
 ``file://`` with every request that would leave the machine blocked and recorded, and checks that reveal.js
 initialised, that the deck has several slides, that no request left the machine, and that MathJax (a local copy)
 typeset the formulas without an error. Saves a screenshot of the first slide of each deck, and of the first slide
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.tools import slides
+from course_lib.tools.publish import slides
 
 pytestmark = pytest.mark.browser
 NOTEBOOKS = slides.course_notebooks()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.tools import slides
+from course_lib.tools.publish import slides
 
 pytestmark = pytest.mark.browser
 NOTEBOOKS = slides.course_notebooks()

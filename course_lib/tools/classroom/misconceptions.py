@@ -1,0 +1,177 @@
+"""``misconceptions``: what a class got wrong, from the learners' learning records (Markdown and CSV).
+
+    python -m course_lib exercises collect --homes /home --out submissions/     # brings each learning-record.jsonl too
+    python -m course_lib misconceptions submissions/ --out debrief/
+
+For every quiz question: how many learners answered it, how many were right the first time, and the share whose
+first answer was each wrong option (the option's text names the misconception). For every exercise check: how many
+learners ran it, how many failed it at least once, and the catalogued mistakes ranked by the number of learners who
+made them. Questions come hardest first, so a debrief can start at the top of ``misconceptions.md``.
+
+SUBMISSIONS holds one folder per learner with ``learning-record.jsonl`` (as ``exercises collect`` writes it), or
+files named ``<learner>.jsonl``. Corrupt or half-written lines are skipped with a warning; the rest counts.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+import warnings
+from pathlib import Path
+
+from course_lib import record
+from course_lib._validate import CommandError
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "misconceptions",
+        help="instructors: the class's most common wrong answers and exercise mistakes (Markdown and CSV)",
+        description=__doc__.split("\n\n")[2].replace("\n", " "),
+    )
+    parser.add_argument(
+        "submissions", type=Path, help="one folder per learner with learning-record.jsonl, or <learner>.jsonl files"
+    )
+    parser.add_argument("--out", type=Path, required=True, help="folder for misconceptions.md and misconceptions.csv")
+    parser.set_defaults(handler=_run)
+
+
+def find_records(folder: Path) -> dict[str, Path]:
+    """learner → record file, from ``<learner>/learning-record.jsonl`` or ``<learner>.jsonl``; symlinks are ignored."""
+    if not folder.is_dir():
+        raise CommandError(f"{folder} is not a folder of submissions.")
+    found = {}
+    for entry in sorted(folder.iterdir()):
+        if entry.is_symlink():
+            continue
+        if entry.is_dir():
+            candidate = entry / record.FILENAME
+            if candidate.is_file() and not candidate.is_symlink():
+                found[entry.name] = candidate
+        elif entry.suffix == ".jsonl" and entry.is_file():
+            found[entry.stem] = entry
+    return found
+
+
+def _run(args) -> int:
+    from course_lib.tools.classroom.learning import class_report
+
+    files = find_records(args.submissions)
+    if not files:
+        raise CommandError(f"No learning records in {args.submissions} (expected <learner>/{record.FILENAME}).")
+    out = args.out
+    if out.resolve() == args.submissions.resolve() or args.submissions.resolve() in out.resolve().parents:
+        raise CommandError("--out must be outside the submissions folder.")
+    records, skipped = {}, 0
+    for learner, path in files.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            data = record.read(path)
+        for message in data.skipped:
+            print(f"warning: {message} (the other lines count)", file=sys.stderr)
+        skipped += len(data.skipped)
+        records[learner] = data.events
+    questions, checks = class_report(records)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "misconceptions.md").write_text(markdown(questions, checks, len(records), skipped), encoding="utf-8")
+    write_csv(out / "misconceptions.csv", questions, checks)
+    print(
+        f"{len(records)} learners, {len(questions)} questions answered, {len(checks)} checks run. "
+        f"Wrote {out / 'misconceptions.md'} and {out / 'misconceptions.csv'}."
+    )
+    return 0
+
+
+def _one_line(text: str, limit: int = 110, table: bool = True) -> str:
+    text = " ".join(str(text).split())
+    text = text.replace("|", "\\|") if table else text
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def markdown(questions, checks, learners: int, skipped: int) -> str:
+    lines = [
+        "# What the class got wrong",
+        "",
+        f"From the learning records of {learners} learners"
+        + (f" ({skipped} unreadable lines skipped)." if skipped else ".")
+        + " A question counts each learner's first answer; hardest questions first.",
+        "",
+        "## Quiz questions",
+        "",
+        "| question | topic | answered | right first time | wrong first answers (share of learners) |",
+        "|---|---|---:|---:|---|",
+    ]
+    for q in questions:
+        wrong = "<br>".join(f"**{w.choice}** {w.share:.0%}: {_one_line(w.text, 70)}" for w in q.wrong) or "–"
+        lines.append(
+            f"| `{q.quiz}/{q.question}`<br>{_one_line(q.prompt, 80)} | {q.topic} | {q.answered} | "
+            f"{q.first_try / q.answered:.0%} | {wrong} |"
+        )
+    lines += [
+        "",
+        "## Exercise checks",
+        "",
+        "| check | exercise | learners | failed at least once | most common mistakes (learners) |",
+        "|---|---|---:|---:|---|",
+    ]
+    for c in sorted(checks, key=lambda c: (-c.failed / c.tried, c.exercise)):
+        mistakes = (
+            "<br>".join(
+                f"`{key}` ({n}){': ' + _one_line(title, 70) if title else ''}" for key, title, n in c.mistakes[:5]
+            )
+            or "–"
+        )
+        lines.append(f"| `{c.check}` | {c.exercise} | {c.tried} | {c.failed} | {mistakes} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_csv(path: Path, questions, checks) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            [
+                "kind",
+                "id",
+                "topic_or_exercise",
+                "learners",
+                "right_first_time_or_failed",
+                "choice_or_mistake",
+                "learners_with_it",
+                "share",
+                "text",
+            ]
+        )
+        for q in questions:
+            writer.writerow(
+                [
+                    "question",
+                    f"{q.quiz}/{q.question}",
+                    q.topic,
+                    q.answered,
+                    q.first_try,
+                    "",
+                    "",
+                    "",
+                    _one_line(q.prompt, 300, table=False),
+                ]
+            )
+            for w in q.wrong:
+                writer.writerow(
+                    [
+                        "wrong_answer",
+                        f"{q.quiz}/{q.question}",
+                        q.topic,
+                        q.answered,
+                        q.first_try,
+                        w.choice,
+                        w.learners,
+                        f"{w.share:.3f}",
+                        _one_line(w.text, 300, table=False),
+                    ]
+                )
+        for c in checks:
+            writer.writerow(["check", c.check, c.exercise, c.tried, c.failed, "", "", "", ""])
+            for key, title, n in c.mistakes:
+                writer.writerow(
+                    ["mistake", c.check, c.exercise, c.tried, c.failed, key, n, f"{n / c.tried:.3f}", title]
+                )

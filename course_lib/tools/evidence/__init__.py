@@ -1,0 +1,1 @@
+"""The evidence behind the notebooks' hedges: `command` (`evidence NAME`) and `sweeps/` (one module per notebook)."""

@@ -1,0 +1,626 @@
+"""Grading a class: ``python -m course_lib exercises grade SUBMISSIONS --out RESULTS``.
+
+The verdict comes from this process, which never runs a submission's code. For each submitted notebook it
+
+1. reads the file (never through a symbolic link, at most 20 MB) and checks that it is a notebook;
+2. runs it in a separate, sandboxed process (``sandbox``: bubblewrap where the machine allows it) with
+   ``grade_worker``, which executes the notebook's cells and calls the exercise's functions on the checks'
+   inputs, returning only what they returned;
+3. judges those outputs here against its own reference (``checks.remote.judge``): the same messages a check cell
+   prints, so a notebook that replaces the checks, prints fake results or leaves a process behind gains nothing.
+
+It writes ``scores.md`` (table, first-line diagnosis of every failed check, skipped files), ``scores.csv`` (one row
+per learner: outcome and points per exercise, one column per check), ``checks.csv`` (one row per check) and
+``gradebook.csv`` (a student-id column and points per exercise, for an LMS gradebook import). Several notebooks
+are graded at once (``jobs``).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import io
+import json
+import math
+import os
+import shutil
+import stat
+import struct
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from course_lib.checks.registry import EXERCISES
+from course_lib.tools.exercises.files import OUTCOMES, ExerciseToolError, resolve
+from course_lib.tools.grading import sandbox
+
+MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
+STARTUP_SECONDS = 20.0  # Python, torch and IPython starting inside the sandbox on a busy machine
+CHECK_CALLS = 6  # the checks' calls together may take this many single-call limits (``grade_worker``)
+CHECK_STATUS = {
+    "passed": "pass",
+    "failed": "fail",
+    "error": "error",
+    "not_implemented": "not_implemented",
+    "timeout": "timeout",
+    "missing": "missing",
+}
+
+
+@dataclass
+class Submission:
+    learner: str
+    exercise: str
+    path: Path
+
+
+@dataclass
+class Graded:
+    """What happened to one submitted notebook.
+
+    status: ``"ran"`` (its cells ran, some may have raised), ``"timeout"`` (a cell, or the whole notebook, ran out
+    of time), ``"crashed"`` (the process died or returned nothing readable), ``"unreadable"`` (not a notebook) or
+    ``"too_much_output"``. checks: one dict per check (``check``, ``function``, ``status``, ``passed``, ``message``,
+    ``mistake``), judged by the grader.
+    """
+
+    path: str
+    exercise: str
+    status: str
+    checks: list[dict] = field(default_factory=list)
+    cell_errors: list[str] = field(default_factory=list)
+    detail: str = ""
+    seconds: float = 0.0
+    sandboxed: bool = False
+
+    @property
+    def outcome(self) -> str:
+        """``pass``, ``fail``, ``error`` or ``timeout`` for the score table."""
+        if self.status == "timeout":
+            return "timeout"
+        if self.status != "ran" or not self.checks:
+            return "error"
+        if all(check["passed"] for check in self.checks):
+            return "pass"
+        return "error" if self.cell_errors else "fail"
+
+    @property
+    def checks_passed(self) -> int:
+        return sum(bool(check["passed"]) for check in self.checks)
+
+
+@dataclass
+class GradeReport:
+    learners: list[str]
+    exercises: list[str]
+    cells: dict[tuple[str, str], Graded | None]
+    skipped: list[tuple[Path, str]]
+    markdown: Path
+    csv: Path
+    sandbox: sandbox.SandboxStatus | None = None
+    files: list[Path] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- finding the submissions
+
+
+def discover(submissions_dir: Path) -> tuple[list[Submission], list[tuple[Path, str]]]:
+    """Find the submitted notebooks. Two layouts (they may be mixed):
+
+    - one subfolder per learner: ``SUBMISSIONS/alice/ex02_attention.ipynb`` (nested folders are searched too)
+    - flat files: ``SUBMISSIONS/alice__ex02_attention.ipynb`` (learner, two underscores, exercise)
+
+    The exercise is read from the start of the file name (``ex02``, ``ex02_attention``, ``ex2_anything``).
+    Symbolic links are never followed. Returns the submissions and every file skipped, with the reason.
+    """
+    submissions: dict[tuple[str, str], Submission] = {}
+    skipped: list[tuple[Path, str]] = []
+
+    def add(learner: str, stem: str, path: Path) -> None:
+        exercise = _exercise_from_stem(stem)
+        if exercise is None:
+            skipped.append((path, "the file name does not start with an exercise number like ex02"))
+            return
+        key = (learner, exercise)
+        if key in submissions:
+            kept = min(submissions[key].path, path, key=lambda p: (p.stem != exercise, p.name))
+            dropped = path if kept == submissions[key].path else submissions[key].path
+            submissions[key] = Submission(learner, exercise, kept)
+            skipped.append((dropped, f"a second {exercise} for {learner}; graded {kept.name}"))
+            return
+        submissions[key] = Submission(learner, exercise, path)
+
+    def file_problem(path: Path) -> str | None:
+        if path.is_symlink():
+            return "a symbolic link: links are not followed"
+        if not path.is_file():
+            return "not a regular file"
+        return None
+
+    for entry in sorted(Path(submissions_dir).iterdir()):
+        if entry.name.startswith(".") or entry.name.startswith("_"):
+            continue
+        if entry.is_symlink():
+            skipped.append((entry, "a symbolic link: links are not followed"))
+        elif entry.is_dir():
+            for folder, dirs, files in os.walk(entry, followlinks=False):
+                here = Path(folder)
+                for name in sorted(dirs):
+                    if (here / name).is_symlink():
+                        skipped.append((here / name, "a symbolic link: links are not followed"))
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (here / d).is_symlink())
+                for name in sorted(files):
+                    path = here / name
+                    if name.startswith(".") or name.endswith("-checkpoint.ipynb"):
+                        continue
+                    problem = file_problem(path)
+                    if problem:
+                        skipped.append((path, problem))
+                    elif path.suffix != ".ipynb":
+                        skipped.append((path, "not a notebook (.ipynb)"))
+                    else:
+                        add(entry.name, path.stem, path)
+        elif entry.suffix == ".ipynb":
+            problem = file_problem(entry)
+            learner, sep, stem = entry.stem.partition("__")
+            if problem:
+                skipped.append((entry, problem))
+            elif not sep or not learner:
+                skipped.append((entry, "a top-level file must be named LEARNER__exNN_name.ipynb"))
+            else:
+                add(learner, stem, entry)
+        else:
+            skipped.append((entry, "not a notebook (.ipynb)"))
+    ordered = sorted(submissions.values(), key=lambda s: (s.learner, s.exercise))
+    return ordered, skipped
+
+
+def _exercise_from_stem(stem: str) -> str | None:
+    import re
+
+    match = re.match(r"ex0*(\d+)(?:_|\b|$)", stem, flags=re.IGNORECASE)
+    if not match:
+        return None
+    for exercise in EXERCISES:
+        if int(exercise[2:4]) == int(match.group(1)):
+            return exercise
+    return None
+
+
+def read_submission(path: Path) -> bytes:
+    """The file's bytes, opened without following a symbolic link; at most ``MAX_NOTEBOOK_BYTES``."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    descriptor = os.open(path, flags)
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a regular file")
+        if info.st_size > MAX_NOTEBOOK_BYTES:
+            raise ValueError(f"larger than {MAX_NOTEBOOK_BYTES // (1024 * 1024)} MB")
+        with os.fdopen(os.dup(descriptor), "rb") as handle:
+            return handle.read(MAX_NOTEBOOK_BYTES + 1)[:MAX_NOTEBOOK_BYTES]
+    finally:
+        os.close(descriptor)
+
+
+def _notebook_problem(data: bytes) -> str | None:
+    try:
+        notebook = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        return f"not a valid notebook ({type(exc).__name__}: {str(exc)[:150]})"
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        return "not a valid notebook (no list of cells)"
+    return None
+
+
+# --------------------------------------------------------------------------- grading one notebook
+
+
+def grade_notebook(
+    path: Path,
+    exercise: str,
+    timeout: float = 60.0,
+    use_sandbox: bool | None = None,
+    hidden: list[Path] | None = None,
+) -> Graded:
+    """Run one notebook in a sandboxed process and judge what its functions return. Never raises for a bad notebook.
+
+    ``timeout`` is for the notebook's cells; each call of a check then gets ``min(5 s, timeout / 10)``, all of them
+    together six times that, and the process is killed, with everything it started, at ``timeout`` plus those plus
+    ``STARTUP_SECONDS``.
+    """
+    from course_lib.checks import core, remote
+
+    status = sandbox.probe()
+    sandboxed = status.available if use_sandbox is None else (use_sandbox and status.available)
+    graded = Graded(str(path), exercise, "ran", sandboxed=sandboxed)
+    try:
+        data = read_submission(Path(path))
+    except (OSError, ValueError) as exc:
+        graded.status, graded.detail = (
+            "unreadable",
+            f"could not read the file ({getattr(exc, 'strerror', None) or exc})",
+        )
+        return graded
+    problem = _notebook_problem(data)
+    if problem:
+        graded.status, graded.detail = "unreadable", problem
+        return graded
+    staging = Path(tempfile.mkdtemp(prefix="course-grade-"))
+    try:
+        notebook = staging / "notebook.ipynb"
+        notebook.write_bytes(data)
+        work = staging / "work"
+        work.mkdir()
+        call_seconds = min(core.TIME_LIMIT, max(0.5, timeout / 10))
+        inner = "/tmp/in/notebook.ipynb" if sandboxed else str(notebook)
+        worker = [
+            sys.executable,
+            "-m",
+            "course_lib.tools.grading.worker",
+            inner,
+            exercise,
+            f"{timeout:g}",
+            f"{call_seconds:g}",
+        ]
+        if sandboxed:
+            command, env = sandbox.bwrap_command(worker, staging, hidden or []), None
+        else:
+            command = worker
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work), "TMPDIR": str(work), "MPLBACKEND": "Agg",
+                   "MPLCONFIGDIR": str(work / ".matplotlib"), "IPYTHONDIR": str(work / ".ipython"), "PYTHONDONTWRITEBYTECODE": "1",
+                   "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8"}  # fmt: skip
+            env["PYTHONPATH"] = str(Path(__file__).resolve().parents[3])
+        extra = core.extra_seconds(EXERCISES[exercise].specs)  # a check that lets the learner's code train
+        hard_limit = timeout + CHECK_CALLS * call_seconds + extra + STARTUP_SECONDS
+        outcome = sandbox.run(command, hard_limit, env=env, cwd=None if sandboxed else work)
+        graded.seconds = outcome.seconds
+        _read_outcome(graded, outcome, exercise, remote)
+        return graded
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _read_outcome(graded: Graded, outcome: sandbox.Outcome, exercise: str, remote) -> None:
+    import torch
+
+    from course_lib.tools.grading.worker import MAGIC
+
+    if outcome.too_much_output:
+        graded.status, graded.detail = (
+            "too_much_output",
+            f"the notebook wrote more than {sandbox.OUTPUT_BYTES // (1024 * 1024)} MB to the grader",
+        )
+        graded.checks = remote.judge(exercise, None)
+        return
+    payload = None
+    start = outcome.stdout.rfind(MAGIC)
+    if start >= 0:
+        body = outcome.stdout[start + len(MAGIC) :]
+        if len(body) >= 8:
+            (size,) = struct.unpack(">Q", body[:8])
+            if size == len(body) - 8:
+                try:
+                    payload = torch.load(io.BytesIO(body[8:]), weights_only=True)  # data only: nothing from it runs
+                except Exception:
+                    payload = None
+    if outcome.timed_out:
+        graded.status, graded.detail = (
+            "timeout",
+            "did not finish in time and was stopped, with every process it started",
+        )
+    if not isinstance(payload, dict):
+        if not outcome.timed_out:
+            graded.status = "crashed"
+            graded.detail = (
+                "the notebook's process died before it returned its results (os._exit, a crash, or out of memory)"
+            )
+        graded.checks = remote.judge(exercise, None)
+        return
+    if isinstance(payload.get("unreadable"), str):
+        graded.status, graded.detail = "unreadable", f"not a valid notebook ({payload['unreadable'][:200]})"
+        return
+    errors = payload.get("cell_errors")
+    if isinstance(errors, list):
+        graded.cell_errors = [str(error)[:300] for error in errors if isinstance(error, str)][:20]
+    stopped = payload.get("stopped_cell")
+    if isinstance(stopped, int) and not isinstance(stopped, bool):
+        graded.status = "timeout"
+        graded.detail = f"code cell {stopped} did not finish within the time for the cells; later cells did not run"
+    if isinstance(payload.get("harvest_error"), str) and "record" not in payload:
+        graded.detail = (graded.detail + "; " if graded.detail else "") + "the notebook broke the checks' calls"
+    graded.checks = remote.judge(exercise, payload.get("record"))
+
+
+# --------------------------------------------------------------------------- grading a class
+
+
+def _check_timeout(timeout: float) -> float:
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not math.isfinite(timeout) or timeout <= 0:
+        raise ExerciseToolError(f"--timeout must be a positive number of seconds, got {timeout!r}.")
+    if timeout > 24 * 3600:
+        raise ExerciseToolError(f"--timeout must be at most a day ({24 * 3600} s), got {timeout:g}.")
+    return float(timeout)
+
+
+def grade(
+    submissions_dir: Path,
+    out_dir: Path,
+    timeout: float = 60.0,
+    jobs: int | None = None,
+    echo: Callable[[str], None] | None = print,
+    exercises: list[str] | None = None,
+    require_sandbox: bool = False,
+) -> GradeReport:
+    """Run every submitted notebook in a sandbox (with a time limit each), judge it here, and write the reports.
+
+    Writes ``scores.md``, ``scores.csv``, ``checks.csv`` and ``gradebook.csv`` into ``out_dir``. A submission that
+    crashes, raises or hangs is recorded as ``error`` or ``timeout``; it never stops the grading. The submissions
+    are only read. ``exercises``: grade only these (others found are listed as skipped).
+    """
+    timeout = _check_timeout(timeout)
+    jobs = os.cpu_count() or 1 if jobs is None else jobs
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ExerciseToolError(f"--jobs must be a whole number of at least 1, got {jobs!r}.")
+    submissions_dir, out_dir = Path(submissions_dir), Path(out_dir)
+    if not submissions_dir.is_dir():
+        raise ExerciseToolError(
+            f"{submissions_dir} is not a folder. Pass the folder that holds the submitted notebooks."
+        )
+    inside = out_dir.resolve() == submissions_dir.resolve() or submissions_dir.resolve() in out_dir.resolve().parents
+    if inside:
+        raise ExerciseToolError(
+            "--out must be outside the submissions folder: grading never writes into the submissions."
+        )
+    assigned = [resolve(name).name for name in exercises] if exercises else list(EXERCISES)
+    assigned = [name for name in EXERCISES if name in set(assigned)]
+    status = sandbox.probe()
+    if not status.available and require_sandbox:
+        raise ExerciseToolError(f"No sandbox on this machine: {status.reason}. Nothing was graded (--require-sandbox).")
+    found, skipped = discover(submissions_dir)
+    submissions = [s for s in found if s.exercise in assigned]
+    skipped += [
+        (s.path, f"{s.exercise} is not among the exercises graded (--exercise)")
+        for s in found
+        if s.exercise not in assigned
+    ]
+    if not submissions:
+        raise ExerciseToolError(
+            f"No notebooks of {'the chosen exercises' if exercises else 'any exercise'} found in {submissions_dir}. "
+            "Expected one subfolder per learner (alice/ex02_attention.ipynb) or files named alice__ex02_attention.ipynb."
+        )
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExerciseToolError(f"Could not create the output folder {out_dir} ({exc.strerror or exc}).") from None
+    if echo:
+        if status.available:
+            echo(f"Sandbox: {status.reason}.")
+        else:
+            echo(_warning(status))
+        echo(
+            f"Grading {len(submissions)} notebook(s) from {len({s.learner for s in submissions})} learner(s), "
+            f"{', '.join(assigned)}; {timeout:g} s for each notebook's cells, {jobs} at a time..."
+        )
+    solutions = Path(__file__).resolve().parents[3] / "exercises" / "solutions"
+    hidden = [submissions_dir, out_dir, solutions]
+    lock = threading.Lock()
+
+    def one(submission: Submission) -> Graded:
+        graded = grade_notebook(submission.path, submission.exercise, timeout, hidden=hidden)
+        if echo:
+            with lock:
+                echo(
+                    f"  {submission.learner:<20} {submission.exercise:<26} {graded.outcome:<8} "
+                    f"{graded.checks_passed}/{len(EXERCISES[submission.exercise].specs)} ({graded.seconds:.1f} s)"
+                )
+        return graded
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = list(pool.map(one, submissions))
+    learners = sorted({s.learner for s in submissions})
+    cells: dict[tuple[str, str], Graded | None] = {(learner, e): None for learner in learners for e in assigned}
+    for submission, graded in zip(submissions, results):
+        cells[(submission.learner, submission.exercise)] = graded
+    report = GradeReport(learners, assigned, cells, skipped, out_dir / "scores.md", out_dir / "scores.csv", status)
+    outputs = {
+        "scores.md": score_markdown(report, submissions_dir, timeout),
+        "scores.csv": score_csv(report),
+        "checks.csv": checks_csv(report),
+        "gradebook.csv": gradebook_csv(report),
+    }
+    for name, text in outputs.items():
+        (out_dir / name).write_text(text, encoding="utf-8")
+        report.files.append(out_dir / name)
+    if echo:
+        echo(f"Wrote {', '.join(str(p) for p in report.files)}.")
+        if skipped:
+            echo(f"Skipped {len(skipped)} file(s):")
+            for path, reason in skipped:
+                echo(f"  {path}: {reason}")
+        if not status.available:
+            echo(_warning(status))
+    return report
+
+
+def _warning(status: sandbox.SandboxStatus) -> str:
+    return (
+        "WARNING: NOT SANDBOXED. " + status.reason + ". The submissions run as this user and can read and change "
+        "your files, the network and other processes (time, memory and file-size limits still apply). Grade "
+        "untrusted submissions only where bubblewrap works, or in a throw-away container; --require-sandbox refuses "
+        "to grade without one."
+    )
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def _outcome(graded: Graded | None) -> str:
+    return "missing" if graded is None else graded.outcome
+
+
+def _points(report: GradeReport, learner: str, exercise: str) -> int:
+    graded = report.cells[(learner, exercise)]
+    return graded.checks_passed if graded is not None else 0
+
+
+def _possible(exercise: str) -> int:
+    return len(EXERCISES[exercise].specs)
+
+
+def _counts(report: GradeReport, learner: str) -> dict[str, int]:
+    counts = {outcome: 0 for outcome in OUTCOMES}
+    for exercise in report.exercises:
+        counts[_outcome(report.cells[(learner, exercise)])] += 1
+    counts["points"] = sum(_points(report, learner, e) for e in report.exercises)
+    counts["points_possible"] = sum(_possible(e) for e in report.exercises)
+    return counts
+
+
+def _check_status(graded: Graded | None, check: str) -> str:
+    if graded is None:
+        return "missing"
+    for entry in graded.checks:
+        if entry.get("check") == check:
+            return CHECK_STATUS.get(entry.get("status"), "error")
+    return "error"
+
+
+def _cell(text) -> str:
+    """A CSV field a spreadsheet will not run as a formula."""
+    text = str(text)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def score_csv(report: GradeReport) -> str:
+    """One row per learner: per exercise its outcome, its points (checks passed) and each check's result; totals."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    header = ["student_id"]
+    for exercise in report.exercises:
+        header += [exercise, f"{exercise} points", f"{exercise} possible"]
+        header += [f"{exercise}:{spec.name}" for spec in EXERCISES[exercise].specs]
+    header += [*OUTCOMES, "points", "points_possible"]
+    writer.writerow(header)
+    for learner in report.learners:
+        counts = _counts(report, learner)
+        row = [_cell(learner)]
+        for exercise in report.exercises:
+            graded = report.cells[(learner, exercise)]
+            row += [_outcome(graded), _points(report, learner, exercise), _possible(exercise)]
+            row += [_check_status(graded, spec.name) for spec in EXERCISES[exercise].specs]
+        row += [*(counts[o] for o in OUTCOMES), counts["points"], counts["points_possible"]]
+        writer.writerow(row)
+    return buffer.getvalue()
+
+
+def checks_csv(report: GradeReport) -> str:
+    """One row per learner and check, with the first line of the diagnosis of a check that did not pass."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["student_id", "exercise", "check", "function", "result", "mistake", "diagnosis"])
+    for learner in report.learners:
+        for exercise in report.exercises:
+            graded = report.cells[(learner, exercise)]
+            by_check = {entry.get("check"): entry for entry in (graded.checks if graded else [])}
+            for spec in EXERCISES[exercise].specs:
+                entry = by_check.get(spec.name)
+                result = _check_status(graded, spec.name)
+                diagnosis = "" if entry is None or entry.get("passed") else _first_line(entry)
+                if graded is None:
+                    diagnosis = "not submitted"
+                mistake = (entry or {}).get("mistake") or ""
+                writer.writerow([_cell(learner), exercise, spec.name, spec.function, result, mistake, _cell(diagnosis)])
+    return buffer.getvalue()
+
+
+def gradebook_csv(report: GradeReport) -> str:
+    """For an LMS gradebook import: a student-id column, then points per exercise and the total.
+
+    The id is the learner's folder (or file-name prefix), so name those after the LMS login (Canvas: "SIS Login
+    ID"; Moodle: username or ID number) and map the column on import.
+    """
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["Student", "SIS Login ID", *(f"{e} ({_possible(e)} points)" for e in report.exercises), "Total"])
+    for learner in report.learners:
+        points = [_points(report, learner, e) for e in report.exercises]
+        writer.writerow([_cell(learner), _cell(learner), *points, sum(points)])
+    return buffer.getvalue()
+
+
+def score_markdown(report: GradeReport, submissions_dir: Path, timeout: float) -> str:
+    short = [name.split("_")[0] for name in report.exercises]
+    status = report.sandbox
+    lines = ["# Exercise scores", ""]
+    if status is not None and not status.available:
+        lines += [f"> **{_warning(status)}**", ""]
+    lines += [
+        f"Graded {_dt.datetime.now():%Y-%m-%d %H:%M} from `{submissions_dir}`: "
+        + (
+            f"each notebook ran in a sandbox ({status.reason})"
+            if status and status.available
+            else "each notebook ran WITHOUT a sandbox"
+        )
+        + f", with {timeout:g} s for its cells; the grader judged what its functions returned. Per exercise: "
+        "**pass** (every check passes), **fail** (the notebook ran, some check fails or is not implemented), "
+        "**error** (the notebook could not run, crashed, or a cell raised), **timeout**, or **missing** (not "
+        "submitted); the points are the checks passed.",
+        "",
+        "| Learner | " + " | ".join(short) + " | pass | fail | error | timeout | missing | points |",
+        "|---|" + "---|" * len(short) + "---:|---:|---:|---:|---:|---:|",
+    ]
+    for learner in report.learners:
+        counts = _counts(report, learner)
+        row = [
+            f"{_outcome(report.cells[(learner, e)])} {_points(report, learner, e)}/{_possible(e)}"
+            for e in report.exercises
+        ]
+        numbers = [str(counts[o]) for o in OUTCOMES] + [f"{counts['points']}/{counts['points_possible']}"]
+        lines.append(f"| {_md(learner)} | " + " | ".join(row) + " | " + " | ".join(numbers) + " |")
+    lines += [
+        "",
+        "Exercises: " + ", ".join(f"{s} = {name}" for s, name in zip(short, report.exercises)),
+        "",
+        "## Details",
+        "",
+    ]
+    details = 0
+    for learner in report.learners:
+        for exercise in report.exercises:
+            graded = report.cells[(learner, exercise)]
+            if graded is None or graded.outcome == "pass":
+                continue
+            details += 1
+            lines.append(
+                f"- **{_md(learner)} / {exercise}**: {graded.outcome}"
+                + (f" ({_md(graded.detail)})" if graded.detail else "")
+            )
+            for error in graded.cell_errors[:3]:
+                lines.append(f"  - {_md(error)}")
+            for check in graded.checks:
+                if not check["passed"]:
+                    lines.append(f"  - {_md(_first_line(check))}")
+    if not details:
+        lines.append("Every submitted exercise passes.")
+    if report.skipped:
+        lines += ["", "## Skipped files", ""]
+        lines += [f"- `{_md(path)}`: {reason}" for path, reason in report.skipped]
+    return "\n".join(lines) + "\n"
+
+
+def _first_line(check: dict) -> str:
+    """What went wrong, in one line (the hint is for the learner)."""
+    if check.get("status") == "not_implemented":
+        return f"{check['check']}: not implemented yet"
+    line = check["message"].splitlines()[0] if check.get("message") else check.get("check", "")
+    line = line.lstrip("✅❌⏳⌛ ")
+    return line if len(line) <= 300 else line[:299] + "…"
+
+
+def _md(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ").replace("`", "'")

@@ -1,0 +1,512 @@
+"""Slides from the same notebooks: slideshow metadata by clear rules, and offline HTML decks.
+
+A notebook presents as slides (live with the JupyterLab extension ``jupyterlab-rise``, or as an exported reveal.js
+deck) when each cell carries ``metadata.slideshow.slide_type``, one of ``slide``, ``subslide``, ``fragment``, ``-``
+(continue the current slide), ``skip`` or ``notes``. ``annotate`` sets it from the notebook's own structure, so the
+slides are never a second copy of the content:
+
+- a cell tagged ``slide``, ``subslide``, ``fragment``, ``continue`` (= ``-``), ``skip`` or ``notes``: that type;
+  the tag wins over every rule below;
+- markdown starting with ``**Speaker notes.**``: ``notes``; notes kept in cell metadata (``speaker_notes.py``, out
+  of the learner's view) are put back as such cells right after their cell when a deck is exported;
+- markdown starting with ``# `` or ``## ``: ``slide``; with ``### ``: ``subslide``;
+- markdown starting with ``**What to notice``: ``fragment``;
+- markdown right after a figure (a code cell with an image output): ``fragment``, it comments on the figure;
+- markdown right after another code cell: ``subslide``, the next step gets a fresh slide;
+- the setup cell (the first code cell after the Colab cell, before the first ``## `` section, starting with an
+  import) and any code cell of imports only: ``skip``; so is a helper-only code cell (no output, only ``def``s);
+- a figure cell right after another code cell: ``subslide``;
+- anything else: ``-`` (it continues the current slide).
+
+"Right after" ignores skipped cells and notes. Before the rules run, a markdown cell with a ``## `` or ``### ``
+heading in its middle is split at that heading (the rendered notebook looks the same), so that every section starts
+its own slide. The notebook's ``rise`` metadata gets ``scroll: true`` and ``theme: white`` (RISE's default theme
+fetches web fonts). ``annotate`` is idempotent: a second run changes nothing. Code cells keep their source, outputs
+and execution count; only their ``slideshow`` metadata is set.
+
+``export_decks`` writes one reveal.js deck per notebook with nbconvert's slides exporter and a template that loads
+nothing from the network; on its own copy of the notebook it first hides check-only code, folds asserts and splits
+long slides so that every slide fits (``slides_fit.py``). The template: reveal.js (vendored in ``slides_assets/reveal.js``, MIT) and MathJax 2 (from the
+``jupyter-server-mathjax`` package) are copied into ``_static/`` next to the decks.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from course_lib._validate import CommandError
+from course_lib.syllabus import COURSE
+from course_lib.tools.publish.slides_fit import fit_notebook
+from course_lib.tools.publish.speaker_notes import NOTES_MARKER, restore_notes
+
+SLIDE_TYPES = ("slide", "subslide", "fragment", "-", "skip", "notes")
+TAG_TYPES = {
+    "slide": "slide",
+    "subslide": "subslide",
+    "fragment": "fragment",
+    "continue": "-",
+    "skip": "skip",
+    "notes": "notes",
+}
+NOTICE_MARKER = "**What to notice"
+SPLIT_HEADING = re.compile(r"^#{2,3} ")
+ASSETS = Path(__file__).resolve().parent / "slides_assets"
+TEMPLATE_NAME = "course_slides"
+STATIC_DIR = "_static"
+MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
+
+
+class SlidesError(CommandError):
+    """A problem the user can fix; the command line prints the message without a traceback."""
+
+
+# --------------------------------------------------------------------------- the rules
+
+
+def _tags(cell) -> list[str]:
+    return list(cell.get("metadata", {}).get("tags", []) or [])
+
+
+def _tag_override(cell) -> str | None:
+    for tag in _tags(cell):
+        if tag in TAG_TYPES:
+            return TAG_TYPES[tag]
+    return None
+
+
+def _is_notes(cell) -> bool:
+    return cell.cell_type == "markdown" and bool(NOTES_MARKER.match(cell.source.lstrip()))
+
+
+def _has_image(cell) -> bool:
+    return cell.cell_type == "code" and any(
+        key.startswith("image/") for output in cell.get("outputs", []) for key in output.get("data", {})
+    )
+
+
+def _python_statements(source: str) -> list[ast.stmt] | None:
+    """Top-level statements of a code cell (IPython magics and shell lines dropped); None if it does not parse."""
+    lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    try:
+        return ast.parse("\n".join(lines)).body
+    except SyntaxError:
+        return None
+
+
+def _imports_only(source: str) -> bool:
+    statements = _python_statements(source)
+    return bool(statements) and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in statements)
+
+
+def _starts_with_import(source: str) -> bool:
+    statements = _python_statements(source)
+    return bool(statements) and isinstance(statements[0], (ast.Import, ast.ImportFrom))
+
+
+def _helper_only(cell) -> bool:
+    """No output, and nothing but function definitions (and imports): plumbing, not the idea being taught."""
+    if cell.get("outputs"):
+        return False
+    statements = _python_statements(cell.source)
+    return (
+        bool(statements)
+        and all(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Import, ast.ImportFrom)) for s in statements)
+        and any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) for s in statements)
+    )
+
+
+def _markdown_type(cell, previous) -> str:
+    text = cell.source.lstrip()
+    if _is_notes(cell):
+        return "notes"
+    if text.startswith("# ") or text.startswith("## "):
+        return "slide"
+    if text.startswith("### "):
+        return "subslide"
+    if text.startswith(NOTICE_MARKER):
+        return "fragment"
+    if previous is not None and previous.cell_type == "code":
+        return "fragment" if _has_image(previous) else "subslide"
+    return "-"
+
+
+def _code_type(cell, previous, before_first_section: bool, first_code: bool) -> str:
+    if (first_code and before_first_section and _starts_with_import(cell.source)) or _imports_only(cell.source):
+        return "skip"
+    if _helper_only(cell):
+        return "skip"
+    if _has_image(cell) and previous is not None and previous.cell_type == "code":
+        return "subslide"
+    return "-"
+
+
+def slide_types(notebook) -> list[str]:
+    """The slide type of every cell of ``notebook`` (an nbformat node), by the rules in the module docstring."""
+    types: list[str] = []
+    previous = None  # the last cell that shows on a slide
+    before_first_section = True
+    first_code = True
+    for cell in notebook.cells:
+        override = _tag_override(cell)
+        if cell.cell_type == "markdown":
+            if cell.source.lstrip().startswith("## "):
+                before_first_section = False
+            kind = _markdown_type(cell, previous)
+        elif cell.cell_type == "code":
+            kind = _code_type(cell, previous, before_first_section, first_code)
+            first_code = first_code and "colab" in _tags(cell)  # the Colab setup cell comes before the setup cell
+        else:  # raw cells never show
+            kind = "skip"
+        kind = override or kind
+        types.append(kind)
+        if kind not in ("skip", "notes"):
+            previous = cell
+    if types and types[0] not in ("skip", "notes"):
+        types[0] = "slide"  # a deck starts with a slide (nbconvert and RISE assume it)
+    return types
+
+
+# --------------------------------------------------------------------------- splitting at headings
+
+
+def _split_points(source: str) -> list[int]:
+    """Line numbers (> 0) where a ``## `` or ``### `` heading starts, outside fenced code blocks."""
+    points, fenced = [], False
+    for number, line in enumerate(source.split("\n")):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and number > 0 and SPLIT_HEADING.match(line):
+            points.append(number)
+    return points
+
+
+def _split_cell(cell) -> list:
+    if cell.cell_type != "markdown" or _is_notes(cell):
+        return [cell]
+    lines = cell.source.split("\n")
+    points = [p for p in _split_points(cell.source) if "\n".join(lines[:p]).strip()]
+    if not points:
+        return [cell]
+    pieces = []
+    bounds = [0, *points, len(lines)]
+    for index, (start, end) in enumerate(zip(bounds, bounds[1:])):
+        part = copy.deepcopy(cell)
+        part.source = "\n".join(lines[start:end]).strip("\n")
+        if index and "id" in cell:
+            part["id"] = f"{cell['id']}-{index}"[-64:]
+        if index:
+            part.metadata.pop("tags", None)  # a tag was meant for the cell's own start
+        pieces.append(part)
+    return [piece for piece in pieces if piece.source.strip()]
+
+
+# --------------------------------------------------------------------------- annotate
+
+
+def annotate_notebook(notebook) -> bool:
+    """Set the slideshow metadata of every cell of an nbformat node, in place. Returns True if anything changed."""
+    before = copy.deepcopy(notebook)
+    cells = []
+    for cell in notebook.cells:
+        cells.extend(_split_cell(cell))
+    notebook.cells = cells
+    for cell, kind in zip(notebook.cells, slide_types(notebook)):
+        cell.metadata["slideshow"] = {"slide_type": kind}
+    rise = dict(notebook.metadata.get("rise", {}))
+    rise.setdefault("scroll", True)  # tall slides scroll in RISE instead of being cut off
+    rise.setdefault("theme", "white")  # RISE's default theme fetches web fonts; "white" ships its fonts
+    notebook.metadata["rise"] = rise
+    return notebook != before
+
+
+def annotate(path: Path | str, check: bool = False) -> bool:
+    """Annotate the notebook file at ``path`` (rewritten only if something changes). Returns True if it changed.
+
+    With ``check``, nothing is written: the return value says whether the file is out of date.
+    """
+    import nbformat
+
+    path = Path(path)
+    if not path.is_file():
+        raise SlidesError(
+            f"{path} does not exist (or is not a file). Pass a notebook, e.g. notebooks/01_why_rnns_struggle.ipynb."
+        )
+    if path.suffix != ".ipynb":
+        raise SlidesError(f"{path} is not a notebook (.ipynb).")
+    try:
+        notebook = nbformat.read(path, as_version=4)
+    except Exception as exc:  # nbformat raises several kinds for a broken file
+        raise SlidesError(f"Could not read {path} as a notebook: {exc}") from None
+    changed = annotate_notebook(notebook)
+    if changed and not check:
+        text = nbformat.writes(notebook)
+        path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+    return changed
+
+
+# --------------------------------------------------------------------------- export
+
+
+def default_notebooks_dir() -> Path:
+    return Path(__file__).resolve().parents[3] / "notebooks"
+
+
+def default_out_dir() -> Path:
+    return Path(__file__).resolve().parents[3] / "slides"
+
+
+def course_notebooks(folder: Path | None = None) -> list[Path]:
+    """The course's notebooks in teaching order (``course_lib.syllabus``) that exist in ``folder``."""
+    folder = Path(folder or default_notebooks_dir())
+    return [folder / row.file for row in COURSE if (folder / row.file).exists()]
+
+
+def mathjax_dir() -> Path | None:
+    """The MathJax 2 files shipped by the ``jupyter-server-mathjax`` package, or None if it is not installed."""
+    try:
+        import jupyter_server_mathjax
+    except ImportError:
+        return None
+    folder = Path(jupyter_server_mathjax.__file__).resolve().parent / "static"
+    return folder if (folder / "MathJax.js").is_file() else None
+
+
+def _copy_static(out_dir: Path) -> bool:
+    """Copy reveal.js and MathJax into ``out_dir/_static``. Returns True if MathJax is there (math renders)."""
+    static = out_dir / STATIC_DIR
+    shutil.copytree(ASSETS / "reveal.js", static / "reveal.js", dirs_exist_ok=True)
+    source = mathjax_dir()
+    if source is None:
+        return False
+    target = static / "mathjax"
+    stamp = target / ".copied-from"
+    if not (stamp.is_file() and stamp.read_text() == str(source)):  # copy the 12 MB once, not on every export
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+        stamp.write_text(str(source))
+    return True
+
+
+def _exporter(with_math: bool):
+    from nbconvert import SlidesExporter
+
+    exporter = SlidesExporter(
+        extra_template_basedirs=[str(ASSETS / "templates")],
+        template_name=TEMPLATE_NAME,
+        reveal_url_prefix=f"{STATIC_DIR}/reveal.js",
+        reveal_theme="white",
+        reveal_transition="none",
+        reveal_number="c/t",
+        reveal_width="1150",
+        reveal_height="820",
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+    )
+    exporter.mathjax_url = f"{STATIC_DIR}/mathjax/MathJax.js?config={MATHJAX_CONFIG}" if with_math else ""
+    return exporter
+
+
+@dataclass
+class Deck:
+    notebook: Path
+    path: Path
+    slides: int
+    seconds: float
+
+
+def _check_out_dir(out_dir: Path) -> Path:
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise SlidesError(f"--out {out_dir} is a file, not a folder. Pass a folder for the decks, e.g. --out slides.")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SlidesError(f"Could not create the folder {out_dir} ({exc.strerror or exc}).") from None
+    return out_dir
+
+
+def _resolve_notebook(name: str | Path) -> Path:
+    path = Path(name)
+    if path.is_file():
+        if path.suffix != ".ipynb":
+            raise SlidesError(f"{path} is not a notebook (.ipynb).")
+        return path
+    if path.suffix == ".ipynb" or len(path.parts) > 1:
+        raise SlidesError(
+            f"{path} does not exist (or is not a file). "
+            "Pass a notebook, e.g. notebooks/02_attention_qkv.ipynb, or its number, 02."
+        )
+    text = str(name)
+    matches = [p for p in course_notebooks() if text in (p.stem, p.name) or p.name.startswith(f"{text.zfill(2)}_")]
+    if len(matches) == 1:
+        return matches[0]
+    names = "\n".join(f"  {p.name}" for p in course_notebooks())
+    raise SlidesError(f"There is no notebook {text!r}. Pass a path, or one of (also as 01, 02, ...):\n{names}")
+
+
+def export_decks(
+    notebooks: list[str | Path] | None = None, out_dir: Path | str | None = None, echo=print
+) -> list[Deck]:
+    """Write one reveal.js deck per notebook into ``out_dir`` (default: ``slides/``); nothing is fetched at run time."""
+    import nbformat
+
+    paths = [_resolve_notebook(name) for name in notebooks] if notebooks else course_notebooks()
+    if not paths:
+        raise SlidesError(f"No notebooks found in {default_notebooks_dir()}.")
+    out_dir = _check_out_dir(Path(out_dir) if out_dir else default_out_dir())
+    with_math = _copy_static(out_dir)
+    if not with_math and echo:
+        echo(
+            "Note: jupyter-server-mathjax is not installed, so formulas show as LaTeX source "
+            "(pip install -r requirements.txt brings it)."
+        )
+    exporter = _exporter(with_math)
+    decks = []
+    for path in paths:
+        start = time.perf_counter()
+        try:
+            notebook = nbformat.read(path, as_version=4)
+        except Exception as exc:
+            raise SlidesError(f"Could not read {path} as a notebook: {exc}") from None
+        restore_notes(notebook)  # notes kept in cell metadata go back as notes cells: the speaker view shows them
+        if not any("slideshow" in cell.metadata for cell in notebook.cells):
+            annotate_notebook(notebook)  # an unannotated notebook still gives a sensible deck (the file is not changed)
+        fit_notebook(notebook)  # checks hidden or folded, long slides split (slides_fit.py; the file is not changed)
+        body, _ = exporter.from_notebook_node(notebook, resources={"metadata": {"name": path.stem}})
+        target = out_dir / f"{path.stem}.slides.html"
+        target.write_text(body, encoding="utf-8")
+        count = sum(
+            kind in ("slide", "subslide")
+            for kind in (c.metadata.get("slideshow", {}).get("slide_type") for c in notebook.cells)
+        )
+        decks.append(Deck(path, target, count, time.perf_counter() - start))
+        if echo:
+            echo(f"  {target}  ({count} slides, {decks[-1].seconds:.1f} s)")
+    _write_index(out_dir, decks)
+    return decks
+
+
+INDEX_MARK = "<!-- written by: python -m course_lib slides export -->"
+
+
+def _write_index(out_dir: Path, decks: list[Deck]) -> None:
+    """``index.html`` listing the decks; an index.html that this command did not write is left alone."""
+    import html
+
+    index = out_dir / "index.html"
+    if index.exists() and INDEX_MARK not in index.read_text(encoding="utf-8", errors="replace"):
+        return
+    items = "\n".join(
+        f'  <li><a href="{html.escape(deck.path.name)}">{html.escape(deck.notebook.stem)}</a> ({deck.slides} slides)</li>'
+        for deck in decks
+    )
+    index.write_text(
+        f"<!DOCTYPE html>\n{INDEX_MARK}\n"
+        '<html lang="en"><head><meta charset="utf-8"><title>Course slides</title></head>\n'
+        '<body style="font-family: sans-serif; max-width: 40em; margin: 2em auto">\n<h1>Course slides</h1>\n'
+        "<p>Open a deck; arrow keys move, <kbd>S</kbd> opens the speaker notes, <kbd>Esc</kbd> shows the overview. "
+        "Everything is local: keep the <code>_static/</code> folder next to the decks.</p>\n"
+        f"<ul>\n{items}\n</ul>\n</body></html>\n",
+        encoding="utf-8",
+    )
+
+
+# ---- the `slides` command ---------------------------------------------------------------------------------------------
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "slides",
+        help="export the notebooks as offline slide decks, or set their slideshow metadata",
+        description="The notebooks are the slides: each cell's slideshow metadata (slide, subslide, fragment, skip, "
+        "notes) comes from the notebook's own headings (see course_lib/tools/publish/slides.py and INSTRUCTORS.md).",
+    )
+    parser.set_defaults(handler=lambda args: (parser.print_help(), 2)[1])
+    actions = parser.add_subparsers(dest="action", metavar="action")
+
+    export = actions.add_parser(
+        "export",
+        help="write one self-contained reveal.js deck per notebook (opens offline, no CDN)",
+        description="Write NOTEBOOK.slides.html for each notebook into --out, with reveal.js and MathJax copied into "
+        "--out/_static/ (nothing is downloaded). Open the decks in any browser; keep _static/ next to them.",
+    )
+    export.add_argument(
+        "notebooks", nargs="*", help="notebooks to export: paths or numbers like 02 (default: all of notebooks/)"
+    )
+    export.add_argument(
+        "--out", type=Path, default=None, help="folder for the decks (default: slides/ in the course folder)"
+    )
+    export.set_defaults(handler=_export)
+
+    annotate = actions.add_parser(
+        "annotate",
+        help="set each cell's slide type from the notebook's structure (idempotent)",
+        description="Set metadata.slideshow.slide_type on every cell by the rules in course_lib/tools/publish/slides.py: the title "
+        "and '## ' sections start slides, '### ' subsections subslides, the setup cell is skipped, 'What to notice' "
+        "paragraphs are fragments, '**Speaker notes.**' cells are notes. A cell tag (slide, subslide, fragment, "
+        "continue, skip, notes) overrides the rules. Code, outputs and execution counts are not touched.",
+    )
+    annotate.add_argument("notebooks", nargs="*", help="notebooks (default: all of notebooks/)")
+    annotate.add_argument("--check", action="store_true", help="write nothing; exit 1 if a notebook would change")
+    annotate.set_defaults(handler=_annotate)
+
+    edition = actions.add_parser(
+        "instructor-edition",
+        help="write copies of the notebooks with the speaker notes as visible cells",
+        description="The learners' notebooks keep speaker notes in cell metadata (course_lib/tools/publish/speaker_notes.py), "
+        "out of view. This writes copies into OUT with every note back as a visible '**Speaker notes.**' cell, "
+        "right after the cell it belongs to. The notebooks themselves are not changed.",
+    )
+    edition.add_argument("out", type=Path, help="folder for the copies, e.g. instructor-edition")
+    edition.add_argument(
+        "notebooks", nargs="*", help="notebooks: paths or numbers like 02 (default: all of notebooks/)"
+    )
+    edition.set_defaults(handler=_instructor_edition)
+
+
+def _export(args) -> int:
+    start = time.perf_counter()
+    decks = export_decks(args.notebooks or None, args.out)
+    folder = decks[0].path.parent
+    print(
+        f"Wrote {len(decks)} deck(s) to {folder} in {time.perf_counter() - start:.1f} s. "
+        f"Open {folder / 'index.html'} in a browser (S: speaker notes, Esc: overview)."
+    )
+    return 0
+
+
+def _instructor_edition(args) -> int:
+    from course_lib.tools.publish.speaker_notes import instructor_edition
+
+    paths = [_resolve_notebook(name) for name in args.notebooks] if args.notebooks else course_notebooks()
+    if not paths:
+        raise SlidesError(f"No notebooks found in {default_notebooks_dir()}.")
+    out = _check_out_dir(args.out)
+    written = instructor_edition(out, paths)
+    print(f"Wrote {len(written)} notebook(s) with visible speaker notes to {out}.")
+    return 0
+
+
+def _annotate(args) -> int:
+    paths = [_resolve_notebook(name) for name in args.notebooks] if args.notebooks else course_notebooks()
+    if not paths:
+        raise SlidesError(f"No notebooks found in {default_notebooks_dir()}.")
+    stale = []
+    for path in paths:
+        changed = annotate(path, check=args.check)
+        if args.check:
+            if changed:
+                stale.append(path.name)
+        else:
+            print(f"  {path}  {'annotated' if changed else 'up to date'}")
+    if args.check:
+        if stale:
+            print("Slideshow metadata out of date (run `python -m course_lib slides annotate`): " + ", ".join(stale))
+            return 1
+        print(f"All {len(paths)} notebook(s) carry up-to-date slideshow metadata.")
+    return 0
