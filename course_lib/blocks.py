@@ -15,7 +15,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from . import interop
+from . import _interop as interop
 from ._validate import check_features, check_positive_int
 from .multihead import MultiHeadAttention
 

@@ -11,7 +11,7 @@ trains (``course_lib.training`` and ``lm_baselines.train_lm`` do it):
   about ten small operations each way: a 6-block model trains about 1.4× faster).
 
 Both return the same numbers as the taught versions up to float rounding, gradients included
-(``tests/test_fast_path.py``). Inside ``fast_kernels()`` the input checks of the taught functions still run.
+(``tests/test_formula_first.py``). Inside ``fast_kernels()`` the input checks of the taught functions still run.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from . import interop
+from . import _interop as interop
 from ._validate import check_heads, check_multihead_inputs, check_tensor
 from .attention import scaled_dot_product_attention
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from . import interop
+from . import _interop as interop
 from ._validate import check_features, check_model_output, check_positive_int, check_tensor
 
 

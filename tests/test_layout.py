@@ -21,7 +21,7 @@ PACKAGE = ROOT / "course_lib"
 # What a learner reads next to a notebook; they depend on torch, on _validate and on each other in teaching order.
 CONCEPTS = ["recurrent", "attention", "multihead", "positions", "blocks", "decoder"]
 # What the concepts may import from course_lib, besides earlier concepts.
-CONCEPT_HELPERS = {"course_lib._validate", "course_lib.reproducibility"}
+CONCEPT_HELPERS = {"course_lib._validate", "course_lib._interop", "course_lib.reproducibility"}
 FORBIDDEN_IN_CONCEPTS = ("matplotlib", "ipywidgets", "IPython", "yaml", "nbformat", "nbclient")
 
 
