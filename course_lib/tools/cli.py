@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "course_lib.tools.hub",
     "course_lib.tools.site",
     "course_lib.tools.evidence",
+    "course_lib.tools.seeds",
 ]
 
 
