@@ -5,12 +5,13 @@
   ``SEQUENTIAL`` (viridis) or, for values around zero, ``DIVERGING`` (RdBu_r); both stay readable with every
   common colour-vision deficiency. ``tests/test_accessibility.py`` checks the palette under simulated protanopia,
   deuteranopia and tritanopia, and that the notebooks use nothing else.
-- ``describe_figure(fig)`` writes alt text for a figure from what is drawn: its title (the message), then each
-  curve's trend with its numbers ("LSTM falls from 0.68 at 4 to 0.17 at 32"), each bar's value, and each
-  heatmap's strongest cell per row.
-- ``show_figure(fig)`` displays a figure in a notebook with that alt text stored in the output (``metadata["image/png"]
-  ["alt"]``, and as the ``text/plain`` fallback); the course website uses it as the image's ``alt``. Call it instead
-  of ``plt.show()``. Where the only difference between two labelled lines is their colour, it gives them distinct
+- ``describe_figure(fig, message=None)`` writes alt text for a figure: its message (``message``, else its title),
+  then its key numbers read from what is drawn: each curve's trend ("LSTM falls from 0.68 at 4 to 0.17 at 32"),
+  a few bars by name or the highest and lowest of many, a heatmap's range and strongest cells. A sentence or two,
+  not a list of every value.
+- ``show_figure(fig, message=...)`` displays a figure in a notebook with that alt text stored in the output
+  (``metadata["image/png"]["alt"]``, and as the ``text/plain`` fallback); the course website uses it as the image's
+  ``alt``. It returns nothing, so no ``Out[n]`` repeats the alt text. Call it instead of ``plt.show()``. Where the only difference between two labelled lines is their colour, it gives them distinct
   markers (or dash patterns) first, so no reader has to tell them apart by colour alone.
 """
 
@@ -162,6 +163,9 @@ def line_plot(
 
 # --------------------------------------------------------------------------- alt text from the data
 
+LISTED = 4  # alt text names at most this many curves, bars or heatmap rows of a panel; beyond, it summarises
+MAX_PANELS = 3  # and describes at most this many panels
+
 
 def number(value: float) -> str:
     """A number as a reader says it: 0.68, 1.00, 32, 3.1e-07."""
@@ -238,7 +242,9 @@ def _tick_labels(axis) -> dict[float, str]:
 
 
 def _describe_lines(ax) -> list[str]:
+    """Each labelled curve's trend (the first ``LISTED``, then how many more) and each labelled reference line."""
     parts = []
+    curves = 0
     for line in ax.get_lines():
         label = _labelled(line)
         xs, ys = line.get_xdata(), line.get_ydata()
@@ -249,11 +255,16 @@ def _describe_lines(ax) -> list[str]:
                 parts.append(f"{label} at {where}")
             continue
         if label and len(xs) > 0:
-            parts.append(describe_curve(label, xs, ys))
+            curves += 1
+            if curves <= LISTED:
+                parts.append(describe_curve(label, xs, ys))
+    if curves > LISTED:
+        parts.append(f"and {curves - LISTED} more curves")
     return parts
 
 
 def _describe_bars(ax) -> list[str]:
+    """Each set of bars: up to ``LISTED`` values by name, else how many, the highest and the lowest."""
     from matplotlib.container import BarContainer
 
     parts = []
@@ -269,10 +280,14 @@ def _describe_bars(ax) -> list[str]:
             else:
                 position, value = patch.get_x() + patch.get_width() / 2, patch.get_height()
             name = next((text for tick, text in ticks.items() if abs(tick - position) < 0.26), number(position))
-            values.append(f"{name} {number(value)}")
+            values.append((name, value))
         label = _labelled(container)
-        shown = values if len(values) <= 16 else values[:8] + ["…"] + values[-4:]
-        parts.append(f"{label + ': ' if label else ''}bars {', '.join(shown)}")
+        if len(values) <= LISTED:
+            text = "bars " + ", ".join(f"{name} {number(value)}" for name, value in values)
+        else:
+            (high_name, high), (low_name, low) = max(values, key=lambda v: v[1]), min(values, key=lambda v: v[1])
+            text = f"{len(values)} bars, highest {number(high)} ({high_name}), lowest {number(low)} ({low_name})"
+        parts.append(f"{label + ': ' if label else ''}{text}")
     return parts
 
 
@@ -292,7 +307,11 @@ def _describe_images(ax) -> list[str]:
             else "an empty heatmap"
         )
         row_names, column_names = _tick_labels(ax.yaxis), _tick_labels(ax.xaxis)
-        if row_names and column_names and rows <= 12:
+        if row_names and column_names and rows > LISTED:
+            i, j = divmod(max(range(rows * columns), key=lambda n: float(array.ravel()[n])), columns)
+            where = f"{row_names.get(float(i), i)} → {column_names.get(float(j), j)}"
+            text += f"; strongest cell {where} ({number(array[i, j])})"
+        elif row_names and column_names:
             strongest = []
             for i in range(rows):
                 j = max(range(columns), key=lambda c: float(array[i, c]))
@@ -336,17 +355,25 @@ def _quantities(ax) -> str:
     return f" ({value or along})" if value or along else ""
 
 
-def describe_figure(fig=None) -> str:
-    """Alt text for ``fig`` (default: the current figure): its message, then what each panel shows, with numbers."""
+def describe_figure(fig=None, message: str | None = None) -> str:
+    """Alt text for ``fig`` (default: the current figure): its message, then its key numbers, in a sentence or two.
+
+    The message is ``message`` if given, else the figure's title. The key numbers are what each panel draws, read
+    from the data: each curve's trend, the bars (by name when there are few, else the highest and lowest), each
+    heatmap's range and strongest cells. At most ``MAX_PANELS`` panels are described, and the whole stays short:
+    a screen reader reads it aloud, so it states the figure's point and does not list every number.
+    """
     fig = fig or plt.gcf()
     sentences = []
     suptitle = _one_line(fig._suptitle.get_text()) if getattr(fig, "_suptitle", None) else ""
-    if suptitle:
-        sentences.append(suptitle)
+    if message or suptitle:
+        sentences.append(_one_line(message or suptitle))
     panels = [ax for ax in fig.axes if ax.get_label() != "<colorbar>"]
     described = [text for text in (_describe_axes(ax) for ax in panels) if text]
     if len(described) > 1:
         described = [f"Panel {i}: {text}" for i, text in enumerate(described, start=1)]
+    if len(described) > MAX_PANELS:
+        described = described[:MAX_PANELS] + [f"and {len(described) - MAX_PANELS} more panels"]
     sentences.extend(described)
     if not sentences:
         return "A figure with no title and no data."
@@ -383,25 +410,27 @@ def distinguish_lines(fig) -> int:
     return changed
 
 
-def show_figure(fig=None, alt: str | None = None) -> str:
-    """Display ``fig`` (default: the current figure) with alt text, close it, and return the alt text.
+def show_figure(fig=None, alt: str | None = None, message: str | None = None) -> None:
+    """Display ``fig`` (default: the current figure) with alt text, and close it. Returns nothing, so the last line
+    of a cell does not echo the alt text as an ``Out[n]`` under the figure.
 
-    The alt text is ``describe_figure(fig)`` unless ``alt`` is given. In a notebook the output carries it as
+    The alt text is ``alt`` if given, else ``describe_figure(fig, message)``: the message (default: the figure's
+    title) and the key numbers read from the data. In a notebook the output carries it as
     ``metadata["image/png"]["alt"]`` and as its text fallback; outside IPython this is ``plt.show()``.
     """
     fig = fig or plt.gcf()
     distinguish_lines(fig)
-    alt = alt or describe_figure(fig)
+    alt = alt or describe_figure(fig, message)
     try:
         from IPython import get_ipython
         from IPython.core.pylabtools import print_figure
         from IPython.display import display
     except ImportError:  # plain Python: matplotlib's own window
         plt.show()
-        return alt
+        return None
     if get_ipython() is None:
         plt.show()
-        return alt
+        return None
     png = print_figure(fig, "png", bbox_inches="tight")
     display(
         {"image/png": base64.b64encode(png).decode("ascii"), "text/plain": f"[figure] {alt}"},
@@ -409,7 +438,7 @@ def show_figure(fig=None, alt: str | None = None) -> str:
         metadata={"image/png": {"alt": alt}},
     )
     plt.close(fig)
-    return alt
+    return None
 
 
 # --------------------------------------------------------------------------- figures of notebooks 01 and 02

@@ -1,4 +1,8 @@
-"""The course in one table: its notebooks, in order, and the topics its quizzes report on.
+"""The course in one table: its parts, its notebooks in order, and the topics its quizzes report on.
+
+The course has two parts. Part 1, *the Transformer from the ground up*, is notebooks 01-06 and 07, the knowledge
+check over 01-06 only. Part 2, *toward language models*, starts at 08; each of its notebooks ends with its own quiz,
+and a Part 2 knowledge check will close it as its last notebook. An exercise carries its notebook's number.
 
 This is the one place that knows the course's structure. The quizzes (which notebook a question sends a learner
 back to), the slide decks and the learner bundle (which notebooks to take), the site and the tests (every notebook
@@ -28,6 +32,16 @@ class Notebook:
     quiz: str | None = None
 
 
+@dataclass(frozen=True)
+class Part:
+    """One part of the course: its notebooks in order; ``check`` is its knowledge check (``None`` until it has one)."""
+
+    number: int
+    title: str
+    notebooks: tuple[str, ...]
+    check: str | None = None
+
+
 COURSE: tuple[Notebook, ...] = (
     Notebook(
         "01", "01_why_rnns_struggle.ipynb", "Why RNNs struggle with long sequences", "recurrent", "ex01_rnn", "01"
@@ -48,15 +62,32 @@ COURSE: tuple[Notebook, ...] = (
         "05",
     ),
     Notebook("06", "06_transformer_block.ipynb", "The Transformer block", "blocks", "ex06_encoder_block", "06"),
-    Notebook("07", "07_knowledge_check.ipynb", "Final knowledge check", quiz="final"),
-    Notebook("08", "08_language_model.ipynb", "A small language model", "decoder", "ex07_language_model", "08"),
+    Notebook("07", "07_knowledge_check.ipynb", "Knowledge check: Part 1", quiz="final"),
+    Notebook("08", "08_language_model.ipynb", "A small language model", "decoder", "ex08_language_model", "08"),
+)
+
+PARTS: tuple[Part, ...] = (
+    Part(1, "The Transformer from the ground up", ("01", "02", "03", "04", "05", "06", "07"), check="07"),
+    Part(2, "Toward language models", ("08",)),
 )
 
 # notebook number → (file in notebooks/, title): the view most callers want
 NOTEBOOKS: dict[str, tuple[str, str]] = {notebook.number: (notebook.file, notebook.title) for notebook in COURSE}
 
-# the notebook that holds the final knowledge check (its questions point back to the lessons, never to it)
+# the notebooks that are knowledge checks (their questions point back to the lessons, never to a check)
+KNOWLEDGE_CHECKS: tuple[str, ...] = tuple(part.check for part in PARTS if part.check)
+# Part 1's knowledge check (notebook 07, bank final.yaml), the name older code uses
 FINAL_CHECK = "07"
+
+# names that changed, so that what a learner wrote or recorded before still reads:
+# the language-model exercise followed notebook 08 as ex07 until it took its notebook's number
+RENAMED_EXERCISES: dict[str, str] = {"ex07_language_model": "ex08_language_model"}
+# (quiz, question) → (quiz, question): 08's questions moved from Part 1's knowledge check into 08's own quiz
+MOVED_QUESTIONS: dict[tuple[str, str], tuple[str, str]] = {
+    ("final", "final-lm-causal"): ("08", "lm-causal-mask"),
+    ("final", "final-lm-top-k"): ("08", "lm-top-k-equivalent"),
+    ("final", "final-lm-cache-tokens"): ("08", "lm-cache-same-tokens"),
+}
 
 # topic id → label shown in the summary (in teaching order)
 TOPICS: dict[str, str] = {
@@ -81,8 +112,26 @@ def notebook(number: str) -> Notebook:
 
 
 def lessons() -> tuple[Notebook, ...]:
-    """The notebooks that teach (every one but the final knowledge check)."""
-    return tuple(row for row in COURSE if row.number != FINAL_CHECK)
+    """The notebooks that teach (every one but the knowledge checks)."""
+    return tuple(row for row in COURSE if row.number not in KNOWLEDGE_CHECKS)
+
+
+def part_of(number: str) -> Part:
+    """``"08"`` → Part 2; a ``KeyError`` names the known numbers."""
+    for part in PARTS:
+        if number in part.notebooks:
+            return part
+    raise KeyError(f"no notebook {number!r} in the course's parts; known: {', '.join(NOTEBOOKS)}")
+
+
+def current_exercise(name: str) -> str:
+    """An exercise's name today: ``"ex07_language_model"`` (its name before 08 had its number) → ``"ex08_language_model"``."""
+    return RENAMED_EXERCISES.get(name, name)
+
+
+def current_question(quiz: str, question: str) -> tuple[str, str]:
+    """Where a recorded answer's question lives today: a question that moved to another bank is found there."""
+    return MOVED_QUESTIONS.get((quiz, question), (quiz, question))
 
 
 def notebook_label(number: str) -> str:

@@ -49,6 +49,21 @@ def figure_outputs(figure, text: str) -> tuple[dict, dict]:
     return image, {"output_type": "stream", "name": "stdout", "text": text + "\n"}
 
 
+class TextFallback:
+    """A widget whose text fallback (what a page without a kernel shows in its place) is its whole ``repr``.
+
+    ipywidgets cuts the fallback at 110 characters, so a notebook would have to print the numbers again, and in
+    JupyterLab that printed copy sits under the live widget. With the whole text in the fallback, a page without a
+    kernel (GitHub, the course website) shows the numbers and JupyterLab shows only the widget.
+    """
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is not None:
+            bundle["text/plain"] = repr(self)
+        return bundle
+
+
 def search(query: str, temperature: float = 1.0) -> dict:
     """Soft search of the video database for ``query``.
 
@@ -119,7 +134,7 @@ def describe(result: dict, top: int = 5) -> str:
 _PICK = "(pick an example)"
 
 
-class VideoSearchWidget(widgets.VBox):
+class VideoSearchWidget(TextFallback, widgets.VBox):
     """A query box, a drop-down of example queries and a temperature slider above a live chart and playlist.
 
     ``update()`` recomputes and redraws; it runs on every change of the controls (the text box reacts to Enter,
@@ -209,11 +224,12 @@ def sampling_text(words, probabilities, filtered, continuation: str, top: int = 
     return "\n".join(lines)
 
 
-class SamplingWidget(widgets.VBox):
+class SamplingWidget(TextFallback, widgets.VBox):
     """Sliders for the temperature τ, top-k and top-p above the next-word probability bars and a sampled continuation.
 
     ``update()`` redraws on every change. After it, ``text`` holds the table and the continuation, which is also
-    what a page without a kernel shows (``repr``), so static viewers get the numbers instead of an empty box.
+    what a page without a kernel shows (``repr``, whole: ``TextFallback``), so static viewers get the numbers
+    instead of an empty box, and the notebook need not print them again under the live widget.
     """
 
     def __init__(self, model, vocab, prompts: list[str], seed: int = 0, max_steps: int = 20):

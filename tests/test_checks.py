@@ -67,7 +67,7 @@ def test_every_exercise_has_its_checks_registered():
         "ex04_positional_encoding",
         "ex05_layernorm_residual",
         "ex06_encoder_block",
-        "ex07_language_model",
+        "ex08_language_model",
     ]
     assert set(CHECKS) == set(SPECS)
     for name in CHECKS:

@@ -1,4 +1,4 @@
-"""Exercise 07's checks catch the mistakes issue 14 names, on code mutated from the solution itself.
+"""Exercise 08's checks catch the mistakes issue 14 names, on code mutated from the solution itself.
 
 Each mutation breaks one line of the solution notebook the way a learner might (a filter applied after the
 softmax, top-p one token short or long, a position offset that stays at 0, a cache that survives a new prompt, a
@@ -24,7 +24,7 @@ from course_lib.tools.grading import grade as grading
 from course_lib.tools.grading import sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
-SOLUTION = ROOT / "exercises" / "solutions" / "ex07_language_model.ipynb"
+SOLUTION = ROOT / "exercises" / "solutions" / "ex08_language_model.ipynb"
 
 #: name -> (function, the solution line(s), the broken version, the check, the mistake it must name)
 MUTATIONS = {
@@ -126,7 +126,7 @@ def _namespace(cells: list[str]) -> dict:
         for source in cells:
             if "google.colab" in source:
                 continue
-            exec(compile(source, "ex07_language_model.ipynb", "exec"), namespace)
+            exec(compile(source, "ex08_language_model.ipynb", "exec"), namespace)
     return namespace
 
 
@@ -243,7 +243,7 @@ def test_graded_in_the_sandbox_the_right_solution_passes_and_the_mutations_are_n
         ),
     }
     for label, (path, failing, mistake) in submissions.items():
-        graded = grading.grade_notebook(path, "ex07_language_model", timeout=90, use_sandbox=True)
+        graded = grading.grade_notebook(path, "ex08_language_model", timeout=90, use_sandbox=True)
         assert graded.sandboxed, label
         results = {entry["check"]: entry for entry in graded.checks}
         assert set(results) == set(SPECS) & {name for name, _ in language_model_checks()}, label
@@ -257,4 +257,4 @@ def test_graded_in_the_sandbox_the_right_solution_passes_and_the_mutations_are_n
 def language_model_checks():
     from course_lib.checks import EXERCISES
 
-    return EXERCISES["ex07_language_model"].checks
+    return EXERCISES["ex08_language_model"].checks

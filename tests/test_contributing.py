@@ -115,7 +115,7 @@ def test_adding_a_notebook_as_contributing_md_says(copy):
     # everything that reads the syllabus sees the new notebook
     seen = run(
         copy, "-c",
-        "from course_lib import syllabus; from course_lib.tools import slides; import course_lib;"
+        "from course_lib import syllabus; from course_lib.tools.publish import slides; import course_lib;"
         "print(course_lib.__file__); print(syllabus.notebook_label('09'));"
         "print([p.name for p in slides.course_notebooks()][-1])",
     )  # fmt: skip

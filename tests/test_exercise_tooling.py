@@ -339,7 +339,7 @@ def test_progress_lists_which_exercises_pass(workdir):
         "ex04_positional_encoding": "passes",
         "ex05_layernorm_residual": "not started",
         "ex06_encoder_block": "missing",
-        "ex07_language_model": "not started",
+        "ex08_language_model": "not started",
     }
     report = lines[-1]
     assert "1 of 7 exercises pass." in report and "✅ sinusoidal_encoding" in report

@@ -1,6 +1,6 @@
 """The quiz banks and engine: every bank is valid, every question checks right, every answer agrees with course_lib.
 
-- Schema and coverage: each notebook bank has ≥ 5 questions, the final check ≥ 15 over all eight topics.
+- Schema and coverage: each notebook bank has ≥ 5 questions, Part 1's check ≥ 15 over every topic of 01–06.
 - For every question: the right answer succeeds; each wrong option fails with ITS feedback; numeric mistakes get
   their own feedback; nothing wrong reveals the explanation.
 - Consistency: parameter counts, shapes and values in the questions are recomputed from ``course_lib``.
@@ -29,6 +29,7 @@ from course_lib import (
     scaled_dot_product_attention,
     softmax,
     split_heads,
+    syllabus,
 )
 from course_lib._validate import CourseInputError
 from course_lib.models import count_parameters
@@ -78,11 +79,14 @@ def test_notebook_bank_covers_its_notebook(name):
     assert quiz.notebook == name
 
 
-def test_final_check_spans_every_topic():
+def test_final_check_spans_every_topic_of_part_1_and_nothing_after():
     final = QUIZZES["final"]
     assert len(final) >= 15
     counts = Counter(q.topic for q in final.questions)
-    assert set(counts) == set(TOPICS), f"missing topics: {set(TOPICS) - set(counts)}"
+    part_1 = syllabus.part_of(syllabus.FINAL_CHECK).notebooks
+    taught = {q.topic for name in NOTEBOOK_BANKS if name in part_1 for q in QUIZZES[name].questions}
+    assert set(counts) == taught, f"missing topics: {taught - set(counts)}, extra: {set(counts) - taught}"
+    assert {q.notebook for q in final.questions} <= set(part_1), "Part 1's check quizzes notebooks 01-06 only"
     assert min(counts.values()) >= 2, f"each topic needs at least 2 questions for a meaningful score: {counts}"
 
 
@@ -490,7 +494,28 @@ def _cache_bytes(question):
     assert cache.nbytes // 2 == question.mistakes[0].answer
 
 
+def _top_k_equivalent(question):
+    """Three of the four ways give exactly the top-k distribution; the one marked right is the one that does not."""
+    from course_lib.sampling import top_k_filter
+
+    logits, k = torch.tensor([2.0, 1.0, 0.5, -1.0, -2.0]), 2
+    top_k = torch.softmax(top_k_filter(logits, k), dim=-1)
+    kept = torch.zeros_like(logits, dtype=torch.bool)
+    kept[logits.topk(k).indices] = True
+    probs = torch.softmax(logits, dim=-1)
+    zeroed = probs * kept / (probs * kept).sum()
+    draws = torch.multinomial(probs, 200_000, replacement=True, generator=torch.Generator().manual_seed(0))
+    accepted = draws[kept[draws]]  # redraw until a kept token: the accepted draws, in order
+    rejection = torch.bincount(accepted, minlength=len(logits)) / len(accepted)
+    logit_zero = torch.softmax(torch.where(kept, logits, torch.zeros_like(logits)), dim=-1)
+    assert torch.allclose(zeroed, top_k) and torch.allclose(rejection, top_k, atol=0.01)
+    assert (logit_zero[~kept] > 0.05).all(), "logits set to 0 leave the excluded tokens in play"
+    (right,) = [option for option in question.options if option.correct]
+    assert "logits to 0" in right.text and len(question.options) == 4
+
+
 CONSISTENCY = {
+    "lm-top-k-equivalent": _top_k_equivalent,
     "rnn-final-state-shape": _rnn_final_state,
     "vanishing-gradient-exponent": _vanishing_exponent,
     "final-rnn-memory": _final_rnn_memory,
@@ -624,7 +649,7 @@ def test_score_first_try_and_topic_summary():
         ("final-weighted-sum", False),
     ]
     rows = {row.topic: row for row in quiz.topic_scores()}
-    assert list(rows) == list(TOPICS), "topics come in teaching order"
+    assert list(rows) == [t for t in TOPICS if t != "language_model"], "Part 1's topics, in teaching order"
     assert rows["rnn_limits"].revisit == ("01",) and rows["rnn_limits"].status.startswith("revisit 01")
     assert rows["qkv_attention"].revisit == () and rows["qkv_attention"].status == "good so far"
     assert rows["layernorm"].status == "not answered yet"

@@ -1,4 +1,4 @@
-"""Checks for exercise 07: the language model's loss, top-k and top-p filtering, and one step with a KV cache.
+"""Checks for exercise 08: the language model's loss, top-k and top-p filtering, and one step with a KV cache.
 
 Learner signatures:
 

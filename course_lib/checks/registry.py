@@ -54,7 +54,7 @@ EXERCISES: dict[str, Exercise] = {
             (encoder.FFN_SPEC, encoder.SPEC),
         ),
         Exercise(
-            "ex07_language_model",
+            "ex08_language_model",
             "A language model: the next-token loss, top-k and top-p filtering, one step with a KV cache",
             (language_model.LOSS_SPEC, language_model.TOP_K_SPEC, language_model.TOP_P_SPEC, language_model.STEP_SPEC),
         ),

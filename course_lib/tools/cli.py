@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "course_lib.tools.classroom.hub",
     "course_lib.tools.publish.site",
     "course_lib.tools.evidence.command",
+    "course_lib.tools.evidence.seeds",
 ]
 
 

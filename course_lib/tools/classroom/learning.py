@@ -12,7 +12,7 @@ from functools import lru_cache
 from course_lib.checks.registry import EXERCISES, MISTAKES
 from course_lib.quiz import available_banks, load_bank
 from course_lib.quiz.model import within
-from course_lib.syllabus import TOPICS, notebook_label
+from course_lib.syllabus import TOPICS, current_question, notebook_label
 
 REVISIT_BELOW = 2 / 3  # a topic answered right the first time less often than this is worth another look
 
@@ -33,13 +33,18 @@ def check_exercise() -> dict[str, str]:
     return {spec.name: exercise.name for exercise in EXERCISES.values() for spec in exercise.specs}
 
 
+def answer_key(event: dict) -> tuple[str, str]:
+    """A quiz event → (quiz, question) where that question lives today (a record from before a move still reads)."""
+    return current_question(event["quiz"], event["question"])
+
+
 def first_answers(events: list[dict]) -> dict[tuple[str, str], dict]:
     """(quiz, question) → the first recorded answer to it (questions the course no longer has are left out)."""
     first: dict[tuple[str, str], dict] = {}
     known = questions()
     for event in events:
         if event.get("kind") == "quiz":
-            key = (event["quiz"], event["question"])
+            key = answer_key(event)
             if key in known and key not in first:
                 first[key] = event
     return first
@@ -100,7 +105,7 @@ def summarize(events: list[dict]) -> Summary:
     """A learner's record as tables: quizzes, first-try score per topic, exercises and their checks."""
     known = questions()
     first = first_answers(events)
-    solved = {(e["quiz"], e["question"]) for e in events if e.get("kind") == "quiz" and e.get("correct")}
+    solved = {answer_key(e) for e in events if e.get("kind") == "quiz" and e.get("correct")}
     quizzes: dict[str, QuizRow] = {}
     topics = {topic: TopicRow(topic, label, 0) for topic, label in TOPICS.items()}
     for (quiz_id, _), (quiz, question) in known.items():

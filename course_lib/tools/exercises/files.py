@@ -16,6 +16,7 @@ from pathlib import Path
 
 from course_lib._validate import CommandError
 from course_lib.checks.registry import EXERCISES, Exercise
+from course_lib.syllabus import current_exercise
 from course_lib.tools.exercises import build as generate
 from course_lib.tools.grading.runner import NotebookRun, run_notebooks
 
@@ -47,7 +48,7 @@ def exercise_list() -> str:
 def resolve(name: str) -> Exercise:
     """Accept ``ex02_attention``, ``ex02_attention.ipynb``, ``exercises/ex02_attention.ipynb``, ``ex02`` or ``2``."""
     text = Path(str(name).strip()).name
-    text = text[:-6] if text.endswith(".ipynb") else text
+    text = current_exercise(text[:-6] if text.endswith(".ipynb") else text)  # ex07_language_model is ex08 now
     if text in EXERCISES:
         return EXERCISES[text]
     match = re.fullmatch(r"(?:ex)?0*(\d+)", text, flags=re.IGNORECASE)

@@ -182,7 +182,9 @@ def discover(submissions_dir: Path) -> tuple[list[Submission], list[tuple[Path, 
 def _exercise_from_stem(stem: str) -> str | None:
     import re
 
-    match = re.match(r"ex0*(\d+)(?:_|\b|$)", stem, flags=re.IGNORECASE)
+    from ..syllabus import current_exercise
+
+    match = re.match(r"ex0*(\d+)(?:_|\b|$)", current_exercise(stem), flags=re.IGNORECASE)
     if not match:
         return None
     for exercise in EXERCISES:

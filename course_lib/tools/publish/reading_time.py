@@ -12,6 +12,10 @@ single number suggests):
 - **Figures**: 0.5-1 minute per figure to read it (the "What to notice" text is counted as prose).
 - **Quiz**: 0.75-1.5 minutes per question of the notebook's quiz (reading, answering, reading the feedback).
 
+The estimate is the **main path**: what a learner reads to follow the argument. Evidence folded away is left out:
+the Markdown inside ``<details>`` blocks (the "How sure are we?" folds: seeds, sweeps, kernels, ranges) and code
+cells tagged ``fold`` (checks a learner may open, shown collapsed). ``estimate(..., main_path=False)`` counts them.
+
 The stated line is the first cell's ``**Estimated time:** A–B minutes.``, A and B the estimate's ends rounded
 down and up to 5 minutes.
 
@@ -71,18 +75,40 @@ class Estimate:
         return 5 * math.floor(self.low / 5), 5 * math.ceil(self.high / 5)
 
 
+FOLD = re.compile(r"<details\b.*?</details>", re.DOTALL | re.IGNORECASE)
+FOLD_TAG = "fold"
+
+
+def main_path_markdown(source: str) -> str:
+    """A Markdown cell's text without its folds (``<details>`` blocks)."""
+    return FOLD.sub(" ", source)
+
+
+def is_folded_code(cell) -> bool:
+    """A code cell folded away as evidence (tag ``fold``): it runs, its source is shown collapsed."""
+    return cell.cell_type == "code" and FOLD_TAG in cell.get("metadata", {}).get("tags", [])
+
+
 def _is_notes(cell) -> bool:
     return cell.cell_type == "markdown" and cell.source.lstrip().startswith("**Speaker notes")
 
 
-def estimate(notebook, questions: int | None = None) -> Estimate:
-    """The estimate for an nbformat notebook; ``questions``: its quiz's size (default: from its quiz bank)."""
+def count_words(text: str) -> int:
+    return len(re.findall(r"[A-Za-z0-9][\w'’-]*", text))
+
+
+def estimate(notebook, questions: int | None = None, main_path: bool = True) -> Estimate:
+    """The estimate for an nbformat notebook; ``questions``: its quiz's size (default: from its quiz bank).
+
+    ``main_path`` (the default) leaves out what is folded away: ``<details>`` blocks and code cells tagged ``fold``.
+    """
     words = code = figures = 0
     for cell in notebook.cells:
         if cell.cell_type == "markdown" and not _is_notes(cell):
-            words += len(re.findall(r"[A-Za-z0-9][\w'’-]*", cell.source))
+            words += count_words(main_path_markdown(cell.source) if main_path else cell.source)
         elif cell.cell_type == "code" and "colab" not in cell.metadata.get("tags", []):
-            code += sum(1 for line in cell.source.splitlines() if line.strip())
+            if not (main_path and is_folded_code(cell)):
+                code += sum(1 for line in cell.source.splitlines() if line.strip())
             figures += sum(1 for output in cell.get("outputs", []) if "image/png" in output.get("data", {}))
     if questions is None:
         questions = _quiz_size(notebook)

@@ -62,6 +62,14 @@ SWEEPS: tuple[Sweep, ...] = (
         minutes=3,
     ),
     Sweep(
+        "lstm-width",
+        "01",
+        "at the notebook's budget a wider LSTM does better at every N, and still drops as N grows",
+        f"{_HERE}.nb01:lstm_width",
+        seeds=3,
+        minutes=4,
+    ),
+    Sweep(
         "rnn-recency",
         "01",
         "a vanilla RNN recalls the last items best, and the very first item better than the next",
