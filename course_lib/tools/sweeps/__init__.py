@@ -104,6 +104,14 @@ SWEEPS: tuple[Sweep, ...] = (
         minutes=2,
     ),
     Sweep(
+        "one-head",
+        "03",
+        "one head of the same width on both questions: does it fail where four heads succeed?",
+        f"{_HERE}.nb03:one_head",
+        seeds=10,
+        minutes=1,
+    ),
+    Sweep(
         "agreement-heads",
         "03",
         "one head finds the subject; with was/were in the clause it reads the auxiliary",

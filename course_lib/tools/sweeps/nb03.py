@@ -147,3 +147,32 @@ def agreement_heads(seeds, *, steps: int = 400) -> Table:
         f"(asserts ≤ 0.2: holds in {count([v <= 0.2 for v in columns['shortcut subject']])})",
     ]
     return table
+
+
+def one_head(seeds, *, d_model: int = 64, steps: int = 400, token_std: float = 0.02) -> Table:
+    """Section 4.4's baseline: ONE head of the same width on both questions. Does it fail where four heads succeed?
+    Per seed: its accuracy, and the mean attention weight [V] gives the subject and the clause noun (one head that
+    answers both questions has to spread its weight over both nouns)."""
+    test = agreement.agreement_batch(2000, torch.Generator().manual_seed(2024), target="both")
+    rows = torch.arange(len(test.tokens))
+    table = Table(
+        f"1 head (d_model {d_model}, d_ff {2 * d_model}), both questions, {steps} steps",
+        ["seed", "accuracy", "attractor accuracy", "weight on subject", "weight on clause noun"],
+    )
+    accuracies, on_both = [], []
+    for seed in seeds:
+        model = make_model(1, "both", seed, token_std, d_model=d_model, d_ff=2 * d_model)
+        train_quietly(model, agreement.agreement_batches("both"), steps, seed=seed)
+        result = evaluate(model, test)
+        from_verb = model.attention_weights[0][:, 0, -1, :]  # (batch, seq): the head's row for [V]
+        subject = from_verb[rows, test.subject_pos].mean().item()
+        clause = from_verb[rows, test.clause_pos].mean().item()
+        table.add(seed, result["accuracy"], result["attractor accuracy"], subject, clause)
+        accuracies.append(result["accuracy"])
+        on_both.append(subject + clause)
+        progress(f"seed {seed}: accuracy {result['accuracy']:.3f}, weight on subject {subject:.2f}, clause {clause:.2f}")
+    table.notes += [
+        f"accuracy {span(accuracies)}; ≥ 0.95 in {count([a >= 0.95 for a in accuracies])} seeds",
+        f"weight on the two nouns together {span(on_both, 2)}",
+    ]
+    return table
