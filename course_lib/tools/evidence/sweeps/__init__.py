@@ -112,6 +112,14 @@ SWEEPS: tuple[Sweep, ...] = (
         minutes=2,
     ),
     Sweep(
+        "one-head",
+        "03",
+        "one head of the same width on both questions: does it fail where four heads succeed?",
+        f"{_HERE}.nb03:one_head",
+        seeds=10,
+        minutes=2,
+    ),
+    Sweep(
         "agreement-heads",
         "03",
         "one head finds the subject; with was/were in the clause it reads the auxiliary",
@@ -201,7 +209,7 @@ SWEEPS: tuple[Sweep, ...] = (
         "the decoder LM beats unigram and bigram and learns agreement across the clause; the same-size LSTM alongside",
         f"{_HERE}.nb08:language_model",
         seeds=10,
-        minutes=3,
+        minutes=5,
     ),
 )
 
