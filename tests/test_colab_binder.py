@@ -8,7 +8,7 @@ local "CPU" index and a local default index, picks the ``+cpu`` wheel); postBuil
 opens an existing notebook.
 
 ``test_every_notebook_starts_with_the_colab_cell`` covers notebooks/*.ipynb, exercises/*.ipynb and
-exercises/solutions/*.ipynb; it passes once ``python -m course_lib.tools.publish.prepare`` has been applied (and the
+exercises/solutions/*.ipynb; it passes once ``python -m course_lib notebook prepare`` has been applied (and the
 learner exercises rebuilt with ``python -m course_lib exercises build``).
 """
 
@@ -131,7 +131,7 @@ def test_every_notebook_starts_with_the_colab_cell(path):
     first = next(cell for cell in cells if cell["cell_type"] == "code")
     source = "".join(first["source"]) if isinstance(first["source"], list) else first["source"]
     assert source == colab.colab_cell_source(), (
-        f"{path.name}: the first code cell is not the current Colab setup cell; run python -m course_lib.tools.publish.prepare"
+        f"{path.name}: the first code cell is not the current Colab setup cell; run python -m course_lib notebook prepare"
     )
     assert set(colab.COLAB_TAGS) <= set(first.get("metadata", {}).get("tags", []))
     assert first.get("outputs", []) == [], "off Colab the cell has no output"

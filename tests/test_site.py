@@ -6,7 +6,7 @@ from the network; every figure with its stored alt text as ``<img alt>``; links 
 not write is refused.
 
 ``test_every_figure_on_the_site_has_its_alt_text`` needs notebooks prepared with
-``python -m course_lib.tools.publish.prepare`` and re-executed (see tests/test_accessibility.py).
+``python -m course_lib notebook prepare`` and re-executed (see tests/test_accessibility.py).
 """
 
 from __future__ import annotations

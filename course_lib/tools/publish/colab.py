@@ -3,7 +3,7 @@
 ``REPOSITORY`` is where the course is published; Colab's and Binder's links, the Colab cell's install command, the
 website's "run this notebook" links and CITATION.cff all point there. Change it (and ``BRANCH``) in this one place.
 
-The Colab cell is the first code cell of every notebook (``python -m course_lib.tools.publish.prepare`` puts it
+The Colab cell is the first code cell of every notebook (``python -m course_lib notebook prepare`` puts it
 there). Each Colab runtime starts empty, so on Colab it installs ``course_lib`` from the repository with pip (Colab
 already has torch, NumPy, matplotlib and ipywidgets, so only the course itself is fetched) and turns on Colab's
 support for the quiz widgets. Anywhere else (JupyterLab, Binder, nbval, ``make test``) it does nothing and prints
