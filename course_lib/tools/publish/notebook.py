@@ -152,6 +152,11 @@ def _prepare(args) -> int:
         if done:
             write(notebook, path)
         print(f"  {path}: {', '.join(done) if done else 'up to date'}")
+    if not args.notebooks:  # the whole course: CITATION.cff follows the repository address too
+        from course_lib.tools.publish import colab
+
+        if colab.sync_citation(colab.PYPROJECT.parent / "CITATION.cff"):
+            print("  CITATION.cff: repository-code follows [project.urls] Repository")
     print("Outputs may be stale where code changed: python -m course_lib notebook run NOTEBOOK")
     return 0
 
