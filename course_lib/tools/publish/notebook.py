@@ -3,6 +3,7 @@
     python -m course_lib notebook run NOTEBOOK ...       # prepare, execute top to bottom, check (the usual one)
     python -m course_lib notebook prepare [NOTEBOOK ...] # prepare only (no execution): default every notebook
     python -m course_lib notebook check [NOTEBOOK ...]   # write nothing; exit 1 if a notebook needs `run`
+    python -m course_lib notebook strip NOTEBOOK ...     # only drop timings and widget state (pre-commit hook)
 
 **Prepare** (idempotent; ``course_lib.tools.publish.prepare``, ``speaker_notes``, ``reading_time``): the Colab
 setup cell first, ``plt.show()`` -> ``show_figure()`` (alt text) and the safe palette, slideshow metadata, every
@@ -43,6 +44,11 @@ def register(subparsers) -> None:
     prepare = actions.add_parser("prepare", help="prepare without executing (default: every notebook and solution)")
     prepare.add_argument("notebooks", nargs="*", type=Path)
     prepare.set_defaults(handler=_prepare)
+    strip = actions.add_parser(
+        "strip", help="remove volatile metadata (timings, widget state, widget model ids); the pre-commit hook"
+    )
+    strip.add_argument("notebooks", nargs="+", type=Path)
+    strip.set_defaults(handler=_strip)
     check = actions.add_parser("check", help="write nothing; exit 1 if a notebook would change on `prepare`")
     check.add_argument("notebooks", nargs="*", type=Path)
     check.set_defaults(handler=_check)
@@ -158,6 +164,19 @@ def _prepare(args) -> int:
         if colab.sync_citation(colab.PYPROJECT.parent / "CITATION.cff"):
             print("  CITATION.cff: repository-code follows [project.urls] Repository")
     print("Outputs may be stale where code changed: python -m course_lib notebook run NOTEBOOK")
+    return 0
+
+
+def _strip(args) -> int:
+    import nbformat
+
+    for path in _paths(args):
+        notebook = nbformat.read(path, as_version=4)
+        before = nbformat.writes(notebook)
+        clean_outputs(notebook)
+        if nbformat.writes(notebook) != before:
+            write(notebook, path)
+            print(f"  {path}: volatile metadata removed")
     return 0
 
 
