@@ -40,10 +40,11 @@ NOTEBOOK_READING_TESTS = [
 ]
 
 
-def code_block(language: str) -> str:
-    """The first ```language block of the walk-through, dedented."""
-    match = re.search(rf"^( *)```{language}\n(.*?)^\1```", SECTION, flags=re.M | re.S)
-    assert match, f"CONTRIBUTING.md's walk-through has no ```{language} block"
+def code_block(language: str, number: int = 0) -> str:
+    """The ``number``-th (from 0) ```language block of the walk-through, dedented."""
+    matches = list(re.finditer(rf"^( *)```{language}\n(.*?)^\1```", SECTION, flags=re.M | re.S))
+    assert len(matches) > number, f"CONTRIBUTING.md's walk-through has no ```{language} block number {number}"
+    match = matches[number]
     indent = len(match.group(1))
     return "\n".join(line[indent:] for line in match.group(2).splitlines()) + "\n"
 
@@ -65,6 +66,14 @@ def new_notebook(number: str, title: str) -> nbformat.NotebookNode:
             "assert weights.shape == (1, 3, 5), 'one row per decoder position, one column per encoder position'\n"
             "print(tuple(weights.shape))"
         ),
+        nbformat.v4.new_markdown_cell(
+            "**Speaker notes.** Ask the class which sequence the rows belong to before showing the shape."
+        ),
+        nbformat.v4.new_markdown_cell("## Each row sums to one"),
+        nbformat.v4.new_code_cell(
+            "assert torch.allclose(weights.sum(dim=-1), torch.ones(1, 3)), 'a softmax over the encoder'\n"
+            "print(weights.sum(dim=-1))"
+        ),
         nbformat.v4.new_markdown_cell("## Summary\n\nEach decoder position reads the whole encoder sequence."),
         nbformat.v4.new_markdown_cell("## Check your understanding"),
         nbformat.v4.new_code_cell(f'from course_lib.quiz import show_quiz\n\nshow_quiz("{number}")'),
@@ -80,11 +89,13 @@ def copy(tmp_path_factory) -> Path:
     ignore = shutil.ignore_patterns(
         ".venv", ".git", "__pycache__", "*.egg-info", "test-output", "backups", "slides", "node_modules"
     )
-    folders = ("course_lib", "notebooks", "exercises", "tests", "docs", "deploy", "benchmarks")  # the guides link them
-    for name in folders:
-        shutil.copytree(ROOT / name, target / name, ignore=ignore)
-    for name in ("pyproject.toml", "README.md", "INSTRUCTORS.md", "CONTRIBUTING.md"):
-        shutil.copy2(ROOT / name, target / name)
+    for entry in ROOT.iterdir():  # the whole repository as a contributor has it (the guides link every part)
+        if entry.name.startswith(".") or entry.name in {"site", "slides", "build", "dist", "test-output"}:
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, target / entry.name, ignore=ignore)
+        else:
+            shutil.copy2(entry, target / entry.name)
     return target
 
 
@@ -97,7 +108,7 @@ def run(copy: Path, *args: str, timeout: float = 300) -> subprocess.CompletedPro
 
 @pytest.mark.slow
 def test_adding_a_notebook_as_contributing_md_says(copy):
-    number, title = "09", "Cross-attention"
+    number, title = "11", "Cross-attention"
     row = code_block("python")
     assert f'Notebook("{number}"' in row, "the example row is the one this test adds"
 
@@ -113,6 +124,10 @@ def test_adding_a_notebook_as_contributing_md_says(copy):
 
     # step 4: its quiz bank
     (copy / "course_lib" / "quiz" / "banks" / f"{number}.yaml").write_text(code_block("yaml"), encoding="utf-8")
+    quiz_tests = copy / "tests" / "test_quiz.py"
+    text = quiz_tests.read_text(encoding="utf-8")
+    anchor = text.index('@pytest.mark.parametrize("question_id", sorted(CONSISTENCY))')
+    quiz_tests.write_text(text[:anchor] + code_block("python", 1) + "\n\n" + text[anchor:], encoding="utf-8")
     checked = run(copy, "-m", "course_lib", "quiz", "check")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert f"{number}.yaml" in checked.stdout
@@ -132,7 +147,7 @@ def test_adding_a_notebook_as_contributing_md_says(copy):
     seen = run(
         copy, "-c",
         "from course_lib import syllabus; from course_lib.tools.publish import slides; import course_lib;"
-        "print(course_lib.__file__); print(syllabus.notebook_label('09'));"
+        "print(course_lib.__file__); print(syllabus.notebook_label('11'));"
         "print([p.name for p in slides.course_notebooks()][-1])",
     )  # fmt: skip
     assert seen.returncode == 0, seen.stderr

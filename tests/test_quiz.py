@@ -940,7 +940,7 @@ def test_malformed_bank_gives_one_clear_error(defect, tmp_path):
         ("title: T\nquestions: []\n", "non-empty list"),
         ("title: T\nquestions:\n  - 42\n", "question 1 must be a mapping"),
         ("questions:\n  - id: q1\n", 'has no "title:"'),
-        ("title: T\nnotebook: '09'\nquestions: []\n", "not one of the course notebooks"),
+        ("title: T\nnotebook: '99'\nquestions: []\n", "not one of the course notebooks"),
         ("title: T\nquestions:\n  - id: Bad Id\n", 'needs an "id:"'),
         ("title: T\nauthor: me\nquestions: []\n", 'unknown key "author" in the bank'),
     ],
