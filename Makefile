@@ -60,9 +60,13 @@ test: install-dev $(if $(shell command -v npm 2>/dev/null),$(HUB_PROXY),)
 	$(BIN)/ruff format --check .
 	$(OFFLINE_RUN) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# The library and unit tests: no notebook executes, no browser, no hub; the slow ones are left to `make test`.
+# The library and unit tests: no notebook executes, no browser, no hub, no sandboxed grading, no site build; those
+# (and every test marked slow) are left to `make test`.
+FAST_SKIP := --ignore=tests/browser --ignore=tests/test_grading_sandbox.py --ignore=tests/test_site.py \
+	--ignore=tests/test_make_lab.py --ignore=tests/test_hub.py \
+	--deselect=tests/test_exercise_tooling.py::test_grading_survives_crashing_and_hanging_submissions
 test-fast: install-dev
-	$(BIN)/python -m pytest tests --ignore=tests/browser -m "not slow and not browser and not hub" -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests $(FAST_SKIP) -m "not slow and not browser and not hub" -q $(PYTEST_ARGS)
 
 # One notebook (NB=04) as the full suite tests it: executed with nbval, its exercise solution too, its quiz bank checked,
 # and the tests that read it (-k its number). Files come from the syllabus (course_lib/syllabus.py).

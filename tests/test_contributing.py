@@ -37,6 +37,15 @@ NOTEBOOK_READING_TESTS = [
     "tests/test_accessibility.py",
     "tests/test_slides.py",
     "tests/test_repository_address.py",
+    "tests/test_site.py",
+    "tests/test_bundle.py",
+    "tests/test_bundle_readme.py",
+    "tests/test_exercise_hints.py",
+    "tests/test_quiz_markdown.py",
+    "tests/test_quiz_widgets.py",
+    "tests/test_slides_fit.py",
+    "tests/test_learning_record.py",
+    "tests/test_evidence.py",
 ]
 
 
