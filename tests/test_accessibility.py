@@ -143,9 +143,7 @@ def colours_in(text: str) -> set[str]:
 def test_every_colour_in_the_notebooks_and_course_lib_is_from_the_palette():
     offenders = {}
     for name, text in sources().items():
-        if name.endswith(
-            ("plots.py", "prepare.py", "widget.py")
-        ):  # the palette itself, the old->new map, quiz CSS
+        if name.endswith(("plots.py", "prepare.py", "widget.py")):  # the palette itself, the old->new map, quiz CSS
             continue
         bad = {c for c in colours_in(text) if c.upper() not in ALLOWED_COLOURS and not c.startswith("{")}
         if bad:

@@ -36,6 +36,8 @@ def test_the_bundle_readme_describes_nothing_the_bundle_lacks(learners):
         assert absent not in text, f"the bundle README mentions {absent!r}"
     assert not (learners / "tests").exists() and not (learners / "benchmarks").exists()
     assert not (learners / "exercises" / "solutions").exists()
-    assert (learners / "course_lib" / "tools" / "setup" / "install_torch.py").is_file(), "make lab in the bundle needs it"
+    assert (learners / "course_lib" / "tools" / "setup" / "install_torch.py").is_file(), (
+        "make lab in the bundle needs it"
+    )
     for name in ("LICENSE", "LICENSE-content", "CITATION.cff"):
         assert (learners / name).is_file(), name
