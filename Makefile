@@ -1,6 +1,9 @@
 # Two commands for a fresh machine:
 #   make lab    create .venv if missing, install the course, open JupyterLab on 127.0.0.1 (token auth on)
-#   make test   the same install plus test tools, then the whole suite (unit tests, nbval, browser tests)
+#   make test   the same install plus test tools, then the whole suite (unit tests, nbval, browser tests): what CI runs
+# Faster tiers for a contributor's loop (README "Running the tests"):
+#   make test-fast               library and unit tests: no notebook execution, no browser, no hub (about a minute)
+#   make test-notebook NB=04     one notebook with its exercise solution and its quiz bank (about 30 s)
 #   make slides the notebooks as offline HTML slide decks in slides/
 #   make site   the whole course as an offline website in site/ (open site/index.html)
 # torch: TORCH=auto (default) installs the CPU build on Linux without an NVIDIA GPU, the default build elsewhere;
@@ -13,7 +16,7 @@ TORCH  ?= auto
 # JupyterLab refuses to run as root unless told to (containers, CI); an ordinary user never needs it.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install install-dev lab test lint format doctor slides site benchmark clean-venv hub-proxy
+.PHONY: install install-dev lab test test-fast test-notebook lint format doctor slides site benchmark clean-venv hub-proxy
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +59,24 @@ test: install-dev $(if $(shell command -v npm 2>/dev/null),$(HUB_PROXY),)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(OFFLINE_RUN) $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The library and unit tests: no notebook executes, no browser, no hub, no sandboxed grading, no site build; those
+# (and every test marked slow) are left to `make test`.
+FAST_SKIP := --ignore=tests/browser --ignore=tests/test_grading_sandbox.py --ignore=tests/test_site.py \
+	--ignore=tests/test_make_lab.py --ignore=tests/test_hub.py \
+	--deselect=tests/test_exercise_tooling.py::test_grading_survives_crashing_and_hanging_submissions
+test-fast: install-dev
+	$(BIN)/python -m pytest tests $(FAST_SKIP) -m "not slow and not browser and not hub" -q $(PYTEST_ARGS)
+
+# One notebook (NB=04) as the full suite tests it: executed with nbval, its exercise solution too, its quiz bank checked,
+# and the tests that read it (-k its number). Files come from the syllabus (course_lib/syllabus.py).
+NB_FILES = $(shell $(BIN)/python -c "from course_lib.syllabus import COURSE; r = {n.number: n for n in COURSE}['$(NB)']; \
+	print('notebooks/' + r.file, 'exercises/solutions/' + r.exercise + '.ipynb' if r.exercise else '', r.quiz or '')" 2>/dev/null)
+test-notebook: install-dev
+	@test -n "$(NB)" || { echo "usage: make test-notebook NB=04"; exit 2; }
+	@test -n "$(NB_FILES)" || { echo "NB=$(NB) is not a notebook of course_lib/syllabus.py"; exit 2; }
+	$(BIN)/python -m course_lib quiz check $(lastword $(NB_FILES))
+	$(BIN)/python -m pytest -q $(filter %.ipynb,$(NB_FILES)) $(PYTEST_ARGS)
 
 # One lint and one format for the code and the notebooks (ruff reads .ipynb natively); settings in pyproject.toml
 lint: install-dev

@@ -54,7 +54,7 @@ def missing_requirements() -> list[str]:
         problems.append("the hub must run as root to start servers as the learners' own Linux accounts")
     if not PROXY.exists():
         problems.append("configurable-http-proxy is not installed in deploy/node_modules (run `make hub-proxy`)")
-    for tool in ("useradd", "userdel", "git"):
+    for tool in ("useradd", "userdel", "git", "node"):  # node runs configurable-http-proxy
         if shutil.which(tool) is None:
             problems.append(f"`{tool}` is not installed")
     for module in ("jupyterhub", "nbgitpuller", "jupyterhub_idle_culler"):

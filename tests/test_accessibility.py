@@ -2,7 +2,7 @@
 
 Which notebooks the stored-figure tests cover: every lesson in notebooks/ (01-08 as present) and every exercise
 notebook (exercises/*.ipynb and exercises/solutions/*.ipynb): ``COVERED`` below. A notebook passes once
-``python -m course_lib.tools.publish.prepare`` has been applied to it and it has been re-executed.
+``python -m course_lib notebook prepare`` has been applied to it and it has been re-executed.
 """
 
 from __future__ import annotations
@@ -247,5 +247,5 @@ def test_every_stored_figure_has_alt_text(path):
     missing = figures_without_alt(path)
     assert not missing, (
         f"{path.name}: figures without alt text ({len(missing)}): {missing[:3]}. "
-        "Show figures with course_lib.plots.show_figure() (python -m course_lib.tools.publish.prepare), then re-execute."
+        "Show figures with course_lib.plots.show_figure() (python -m course_lib notebook prepare), then re-execute."
     )

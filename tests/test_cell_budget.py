@@ -6,7 +6,7 @@
 - Each notebook's first cell states its time as a range that contains the estimate of
   ``course_lib/tools/publish/reading_time.py`` (words, code lines, figures and quiz questions at stated rates).
 
-Both fail on notebooks that predate the rule; ``python -m course_lib.tools.publish.reading_time --write`` fixes the second.
+Both fail on notebooks that predate the rule; ``python -m course_lib reading-time --write`` fixes the second.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_the_stated_time_contains_the_estimate(path):
     assert reading_time.contains(said, guess), (
         f"{path.name} states {said[0]}–{said[1]} minutes; its {guess.words} words, {guess.code_lines} code lines, "
         f"{guess.figures} figures and {guess.questions} quiz questions take {guess.low:.0f}–{guess.high:.0f} "
-        "(python -m course_lib.tools.publish.reading_time --write)"
+        "(python -m course_lib reading-time --write)"
     )
 
 
@@ -86,7 +86,7 @@ def test_write_states_a_range_that_check_accepts_on_copies(tmp_path):
     for path in NOTEBOOKS:
         shutil.copy(path, tmp_path / path.name)
         copies.append(tmp_path / path.name)
-    command = [sys.executable, "-m", "course_lib.tools.publish.reading_time"]
+    command = [sys.executable, "-m", "course_lib", "reading-time"]
     written = subprocess.run([*command, "--write", *map(str, copies)], capture_output=True, text=True, cwd=ROOT)
     assert written.returncode == 0, written.stdout + written.stderr
     checked = subprocess.run([*command, "--check", *map(str, copies)], capture_output=True, text=True, cwd=ROOT)

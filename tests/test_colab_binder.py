@@ -8,7 +8,7 @@ local "CPU" index and a local default index, picks the ``+cpu`` wheel); postBuil
 opens an existing notebook.
 
 ``test_every_notebook_starts_with_the_colab_cell`` covers notebooks/*.ipynb, exercises/*.ipynb and
-exercises/solutions/*.ipynb; it passes once ``python -m course_lib.tools.publish.prepare`` has been applied (and the
+exercises/solutions/*.ipynb; it passes once ``python -m course_lib notebook prepare`` has been applied (and the
 learner exercises rebuilt with ``python -m course_lib exercises build``).
 """
 
@@ -42,6 +42,16 @@ COVERED = (
 )
 
 
+PUBLISHED = "course-owner/course-name"  # stands in for [project.urls] Repository once it is set
+
+
+@pytest.fixture
+def published(monkeypatch):
+    """The course as it will be once pyproject.toml's [project.urls] names its repository."""
+    monkeypatch.setattr(colab, "repository", lambda: PUBLISHED)
+    return PUBLISHED
+
+
 def run_cell(colab_present: bool) -> tuple[mock.MagicMock, mock.MagicMock, str]:
     """Execute the Colab cell's source with subprocess.run replaced; return (run mock, widget-manager mock, printed)."""
     fake_output = types.SimpleNamespace(enable_custom_widget_manager=mock.MagicMock())
@@ -62,14 +72,34 @@ def run_cell(colab_present: bool) -> tuple[mock.MagicMock, mock.MagicMock, str]:
     return run, fake_output.enable_custom_widget_manager, "\n".join(printed)
 
 
-def test_the_colab_cell_does_nothing_elsewhere():
+@pytest.mark.parametrize("address", ["unset", "set"])
+def test_the_colab_cell_does_nothing_elsewhere(address, monkeypatch):
+    if address == "set":
+        monkeypatch.setattr(colab, "repository", lambda: PUBLISHED)
     run, widgets, printed = run_cell(colab_present=False)
     run.assert_not_called()
     widgets.assert_not_called()
     assert printed == "", "off Colab the cell prints nothing, so stored outputs stay empty"
 
 
-def test_the_colab_cell_installs_the_course_on_colab_and_says_so():
+def test_while_the_address_is_unset_the_colab_cell_installs_nothing_and_says_how_to_run_locally():
+    assert colab.repository() is None, "pyproject.toml names a repository: remove this test's premise"
+    run, widgets, printed = run_cell(colab_present=True)
+    run.assert_not_called()
+    assert "no published address yet" in printed and "make lab" in printed
+    assert "github" not in colab.colab_cell_source() and colab.colab_url("notebooks/x.ipynb") is None
+    assert colab.binder_url("notebooks/x.ipynb") is None and colab.install_requirement() is None
+
+
+def test_the_address_is_read_from_pyproject(tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(f'[project]\nname = "x"\n[project.urls]\nRepository = "https://github.com/{PUBLISHED}.git"\n')
+    assert colab.repository.__wrapped__(pyproject) == PUBLISHED
+    pyproject.write_text('[project]\nname = "x"\n')
+    assert colab.repository.__wrapped__(pyproject) is None
+
+
+def test_the_colab_cell_installs_the_course_on_colab_and_says_so(published):
     run, widgets, printed = run_cell(colab_present=True)
     run.assert_called_once()
     command = run.call_args.args[0]
@@ -83,7 +113,7 @@ def test_the_colab_cell_installs_the_course_on_colab_and_says_so():
     )
 
 
-def test_the_install_requirement_is_a_direct_reference_to_the_repository():
+def test_the_install_requirement_is_a_direct_reference_to_the_repository(published):
     requirement = Requirement(colab.install_requirement())
     assert requirement.name == "course_lib"
     assert requirement.url == f"git+{colab.repository_url()}@{colab.BRANCH}"
@@ -113,15 +143,15 @@ def test_pip_can_install_the_course_from_a_direct_reference(tmp_path):
     assert [item["metadata"]["name"] for item in installed] == ["course_lib"]
 
 
-def test_the_website_and_binder_links_open_existing_notebooks():
+def test_the_website_and_binder_links_open_existing_notebooks(published):
     for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"):
         relative = f"notebooks/{path.name}"
         binder = colab.binder_url(relative)
-        assert binder.startswith(f"https://mybinder.org/v2/gh/{colab.REPOSITORY}/{colab.BRANCH}?urlpath=lab/tree/")
+        assert binder.startswith(f"https://mybinder.org/v2/gh/{published}/{colab.BRANCH}?urlpath=lab/tree/")
         assert binder.endswith(f"?urlpath=lab/tree/{relative}")
         assert (
             colab.colab_url(relative)
-            == f"https://colab.research.google.com/github/{colab.REPOSITORY}/blob/{colab.BRANCH}/{relative}"
+            == f"https://colab.research.google.com/github/{published}/blob/{colab.BRANCH}/{relative}"
         )
 
 
@@ -131,7 +161,7 @@ def test_every_notebook_starts_with_the_colab_cell(path):
     first = next(cell for cell in cells if cell["cell_type"] == "code")
     source = "".join(first["source"]) if isinstance(first["source"], list) else first["source"]
     assert source == colab.colab_cell_source(), (
-        f"{path.name}: the first code cell is not the current Colab setup cell; run python -m course_lib.tools.publish.prepare"
+        f"{path.name}: the first code cell is not the current Colab setup cell; run python -m course_lib notebook prepare"
     )
     assert set(colab.COLAB_TAGS) <= set(first.get("metadata", {}).get("tags", []))
     assert first.get("outputs", []) == [], "off Colab the cell has no output"
@@ -206,8 +236,14 @@ def test_pip_resolves_binders_requirements_to_the_cpu_build(tmp_path):
             server.server_close()
 
 
-def test_citation_and_links_name_the_same_repository():
+def test_citation_and_links_name_the_same_repository(tmp_path):
     citation = (ROOT / "CITATION.cff").read_text(encoding="utf-8")
-    assert f'repository-code: "{colab.repository_url()}"' in citation, "change REPOSITORY and CITATION.cff together"
+    copy = tmp_path / "CITATION.cff"
+    copy.write_text(citation, encoding="utf-8")
+    assert not colab.sync_citation(copy), (
+        "CITATION.cff follows [project.urls]: run python -m course_lib notebook prepare"
+    )
+    if colab.repository() is None:
+        assert "repository-code" not in citation
     assert "cff-version: 1.2.0" in citation and "- MIT" in citation and "- CC-BY-4.0" in citation
     assert "MIT License" in (ROOT / "LICENSE").read_text() and "CC BY 4.0" in (ROOT / "LICENSE-content").read_text()

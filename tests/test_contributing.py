@@ -22,10 +22,38 @@ GUIDE = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
 SECTION = GUIDE.split("## Add a notebook", 1)[1].split("\n## ", 1)[0]
 
 
-def code_block(language: str) -> str:
-    """The first ```language block of the walk-through, dedented."""
-    match = re.search(rf"^( *)```{language}\n(.*?)^\1```", SECTION, flags=re.M | re.S)
-    assert match, f"CONTRIBUTING.md's walk-through has no ```{language} block"
+# Every test that reads the course's notebooks, banks or syllabus (the slow ones that re-execute the whole course
+# are covered by nbval on the new notebook).
+NOTEBOOK_READING_TESTS = [
+    "tests/test_layout.py",
+    "tests/test_notebook_structure.py",
+    "tests/test_instructor_guide.py",
+    "tests/test_quiz.py",
+    "tests/test_quiz_quotes.py",
+    "tests/test_quiz_balance.py",
+    "tests/test_cell_budget.py",
+    "tests/test_speaker_notes.py",
+    "tests/test_colab_binder.py",
+    "tests/test_accessibility.py",
+    "tests/test_slides.py",
+    "tests/test_repository_address.py",
+    "tests/test_site.py",
+    "tests/test_bundle.py",
+    "tests/test_bundle_readme.py",
+    "tests/test_exercise_hints.py",
+    "tests/test_quiz_markdown.py",
+    "tests/test_quiz_widgets.py",
+    "tests/test_slides_fit.py",
+    "tests/test_learning_record.py",
+    "tests/test_evidence.py",
+]
+
+
+def code_block(language: str, number: int = 0) -> str:
+    """The ``number``-th (from 0) ```language block of the walk-through, dedented."""
+    matches = list(re.finditer(rf"^( *)```{language}\n(.*?)^\1```", SECTION, flags=re.M | re.S))
+    assert len(matches) > number, f"CONTRIBUTING.md's walk-through has no ```{language} block number {number}"
+    match = matches[number]
     indent = len(match.group(1))
     return "\n".join(line[indent:] for line in match.group(2).splitlines()) + "\n"
 
@@ -35,7 +63,7 @@ def new_notebook(number: str, title: str) -> nbformat.NotebookNode:
     cells = [
         nbformat.v4.new_markdown_cell(
             f"# {number} · {title}\n\n**What you will learn.** Where the keys and values come from.\n\n"
-            "**Prerequisites.** Notebook 02.\n\n**Estimated time.** 10–15 minutes."
+            "**Prerequisites.** Notebook 02.\n\n**Estimated time:** 10–15 minutes."
         ),
         nbformat.v4.new_code_cell("import torch\n\nfrom course_lib import scaled_dot_product_attention, set_seed"),
         nbformat.v4.new_markdown_cell("## Queries from one sequence, keys and values from another"),
@@ -46,6 +74,14 @@ def new_notebook(number: str, title: str) -> nbformat.NotebookNode:
             "output, weights = scaled_dot_product_attention(decoder_states, encoder_states, encoder_states)\n"
             "assert weights.shape == (1, 3, 5), 'one row per decoder position, one column per encoder position'\n"
             "print(tuple(weights.shape))"
+        ),
+        nbformat.v4.new_markdown_cell(
+            "**Speaker notes.** Ask the class which sequence the rows belong to before showing the shape."
+        ),
+        nbformat.v4.new_markdown_cell("## Each row sums to one"),
+        nbformat.v4.new_code_cell(
+            "assert torch.allclose(weights.sum(dim=-1), torch.ones(1, 3)), 'a softmax over the encoder'\n"
+            "print(weights.sum(dim=-1))"
         ),
         nbformat.v4.new_markdown_cell("## Summary\n\nEach decoder position reads the whole encoder sequence."),
         nbformat.v4.new_markdown_cell("## Check your understanding"),
@@ -62,11 +98,13 @@ def copy(tmp_path_factory) -> Path:
     ignore = shutil.ignore_patterns(
         ".venv", ".git", "__pycache__", "*.egg-info", "test-output", "backups", "slides", "node_modules"
     )
-    folders = ("course_lib", "notebooks", "exercises", "tests", "docs", "deploy", "benchmarks")  # the guides link them
-    for name in folders:
-        shutil.copytree(ROOT / name, target / name, ignore=ignore)
-    for name in ("pyproject.toml", "README.md", "INSTRUCTORS.md", "CONTRIBUTING.md"):
-        shutil.copy2(ROOT / name, target / name)
+    for entry in ROOT.iterdir():  # the whole repository as a contributor has it (the guides link every part)
+        if entry.name.startswith(".") or entry.name in {"site", "slides", "build", "dist", "test-output"}:
+            continue
+        if entry.is_dir():
+            shutil.copytree(entry, target / entry.name, ignore=ignore)
+        else:
+            shutil.copy2(entry, target / entry.name)
     return target
 
 
@@ -79,7 +117,7 @@ def run(copy: Path, *args: str, timeout: float = 300) -> subprocess.CompletedPro
 
 @pytest.mark.slow
 def test_adding_a_notebook_as_contributing_md_says(copy):
-    number, title = "09", "Cross-attention"
+    number, title = "11", "Cross-attention"
     row = code_block("python")
     assert f'Notebook("{number}"' in row, "the example row is the one this test adds"
 
@@ -95,6 +133,10 @@ def test_adding_a_notebook_as_contributing_md_says(copy):
 
     # step 4: its quiz bank
     (copy / "course_lib" / "quiz" / "banks" / f"{number}.yaml").write_text(code_block("yaml"), encoding="utf-8")
+    quiz_tests = copy / "tests" / "test_quiz.py"
+    text = quiz_tests.read_text(encoding="utf-8")
+    anchor = text.index('@pytest.mark.parametrize("question_id", sorted(CONSISTENCY))')
+    quiz_tests.write_text(text[:anchor] + code_block("python", 1) + "\n\n" + text[anchor:], encoding="utf-8")
     checked = run(copy, "-m", "course_lib", "quiz", "check")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert f"{number}.yaml" in checked.stdout
@@ -105,18 +147,16 @@ def test_adding_a_notebook_as_contributing_md_says(copy):
     guide = copy / "INSTRUCTORS.md"
     guide.write_text(guide.read_text(encoding="utf-8") + "\n" + code_block("markdown"), encoding="utf-8")
 
-    # step 6: execute it, as the page's command does
-    executed = run(
-        copy, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", "--inplace",
-        "--ExecutePreprocessor.store_widget_state=False", str(path),
-    )  # fmt: skip
-    assert executed.returncode == 0, executed.stderr[-2000:]
-
+    # step 6: prepare and execute it with the page's one command
+    command = code_block("bash").split()
+    assert command[:4] == ["python", "-m", "course_lib", "notebook"], command
+    executed = run(copy, *command[1:-1], str(path), timeout=600)
+    assert executed.returncode == 0, executed.stdout[-2000:] + executed.stderr[-2000:]
     # everything that reads the syllabus sees the new notebook
     seen = run(
         copy, "-c",
         "from course_lib import syllabus; from course_lib.tools.publish import slides; import course_lib;"
-        "print(course_lib.__file__); print(syllabus.notebook_label('09'));"
+        "print(course_lib.__file__); print(syllabus.notebook_label('11'));"
         "print([p.name for p in slides.course_notebooks()][-1])",
     )  # fmt: skip
     assert seen.returncode == 0, seen.stderr
@@ -124,10 +164,10 @@ def test_adding_a_notebook_as_contributing_md_says(copy):
     assert lines[0].startswith(str(copy)), "the test must import the copy's course_lib"
     assert lines[1] == f"{number} · {title}" and lines[2] == path.name
 
-    # step 7: verify, with the copy's own tests
+    # step 7: verify, with every test of the copy that reads the notebooks (and the notebook itself with nbval)
     verified = run(
-        copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_layout.py", "tests/test_notebook_structure.py",
-        "tests/test_instructor_guide.py", str(path.relative_to(copy)),
+        copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", *NOTEBOOK_READING_TESTS,
+        str(path.relative_to(copy)), timeout=1200,
     )  # fmt: skip
     assert verified.returncode == 0, verified.stdout[-3000:]
     assert f"test_lesson_follows_the_course_standard[{path.name}]" not in verified.stdout  # quiet on success

@@ -1,5 +1,5 @@
 """Speaker notes out of the learner's way (issue 15), on copies of the real notebooks: after
-`python -m course_lib.tools.publish.speaker_notes --write` no notes cell is visible, every note is still there once (in the
+`python -m course_lib speaker-notes --write` no notes cell is visible, every note is still there once (in the
 metadata of the cell before it), the slide decks' speaker view still has every note's text, the learner bundle has
 none, and the instructor edition shows them again as they were written. `--check` reports un-moved cells."""
 
@@ -31,7 +31,7 @@ NOTEBOOKS = slides.course_notebooks(ROOT / "notebooks")
 
 def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "course_lib.tools.publish.speaker_notes", *args],
+        [sys.executable, "-m", "course_lib", "speaker-notes", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -163,6 +163,6 @@ def test_the_instructor_edition_shows_the_notes_where_they_were(moved, originals
 
 
 def test_no_speaker_notes_cell_is_visible_in_notebooks():
-    """A learner who opens notebooks/ sees no speaker notes (run `python -m course_lib.tools.publish.speaker_notes --write`)."""
+    """A learner who opens notebooks/ sees no speaker notes (run `python -m course_lib speaker-notes --write`)."""
     visible = {path.name: len(visible_notes(nbformat.read(path, as_version=4))) for path in NOTEBOOKS}
     assert not any(visible.values()), f"speaker-notes cells visible to learners: {visible}"

@@ -21,6 +21,9 @@ COMMAND_MODULES = [
     "course_lib.tools.classroom.misconceptions",
     "course_lib.tools.classroom.hub",
     "course_lib.tools.publish.site",
+    "course_lib.tools.publish.notebook",
+    "course_lib.tools.publish.reading_time",
+    "course_lib.tools.publish.speaker_notes",
     "course_lib.tools.evidence.command",
     "course_lib.tools.evidence.seeds",
 ]

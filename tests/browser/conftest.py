@@ -42,7 +42,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT_DIR = ROOT / "test-output"  # gitignored
 COPIED_FOLDERS = ("notebooks", "exercises")
-CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
+CHROMIUM_CANDIDATES = ("chromium", "chromium-browser", "google-chrome")  # looked up on PATH
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -75,7 +75,7 @@ def find_chromium() -> str | None:
     explicit = os.environ.get("COURSE_CHROMIUM")
     if explicit:
         return explicit if Path(explicit).is_file() else None
-    for candidate in (*CHROMIUM_CANDIDATES, shutil.which("chromium"), shutil.which("chromium-browser")):
+    for candidate in map(shutil.which, CHROMIUM_CANDIDATES):
         if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
             return candidate
     return None

@@ -1,6 +1,6 @@
 """Bring notebooks up to the course's reach standard: a Colab setup cell, figures shown with alt text, safe colours.
 
-    python -m course_lib.tools.publish.prepare [--check] [NOTEBOOK ...]
+    python -m course_lib notebook prepare [NOTEBOOK ...]   # or `notebook run`, which also executes it
 
 Default: every lesson in ``notebooks/`` and every solution in ``exercises/solutions/`` (then regenerate the learner
 notebooks with ``python -m course_lib exercises build``). Per notebook, idempotently:
@@ -14,16 +14,13 @@ notebooks with ``python -m course_lib exercises build``). Per notebook, idempote
    colour-blind-safe palette of ``course_lib.plots`` (``COLOR_MAP`` below); box fills become its pale tints.
 4. **Slides.** A notebook with slideshow metadata is annotated again, so the new cell gets its own (``skip``).
 
-Code changes mean stored outputs are stale: re-execute each changed notebook afterwards (``jupyter nbconvert --to
-notebook --execute --inplace``), then ``tests/test_accessibility.py`` checks every stored figure's alt text.
-With ``--check`` nothing is written and the exit status is 1 if a notebook would change.
+Code changes mean stored outputs are stale: ``python -m course_lib notebook run NOTEBOOK`` prepares and re-executes
+(``course_lib/tools/publish/notebook.py``), then ``tests/test_accessibility.py`` checks every stored figure's alt text.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 from pathlib import Path
 
 from course_lib import plots
@@ -178,37 +175,3 @@ def prepare(path: Path, check: bool = False) -> list[str]:
         text = nbformat.writes(notebook)
         Path(path).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
     return done
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("notebooks", nargs="*", type=Path, help="default: notebooks/ and exercises/solutions/")
-    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a notebook would change")
-    args = parser.parse_args(argv)
-    paths = args.notebooks or default_notebooks()
-    missing = [str(p) for p in paths if not p.is_file()]
-    if missing:
-        print("not found: " + ", ".join(missing), file=sys.stderr)
-        return 2
-    stale, changed = [], []
-    for path in paths:
-        done = prepare(path, check=args.check)
-        if done:
-            changed.append(path)
-        if set(done) - {"slides"}:  # code changed: the stored outputs are out of date
-            stale.append(path)
-        print(
-            f"  {path}: {', '.join(done) if done else 'up to date'}{' (would change)' if done and args.check else ''}"
-        )
-    if stale and not args.check:
-        print(
-            "Re-execute the changed notebooks so their stored figures carry alt text, e.g.\n  "
-            + "\n  ".join(f"jupyter nbconvert --to notebook --execute --inplace {p}" for p in stale)
-        )
-        if any("solutions" in p.parts for p in stale):
-            print("and regenerate the learner exercises: python -m course_lib exercises build")
-    return 1 if changed and args.check else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

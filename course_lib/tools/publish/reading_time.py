@@ -19,14 +19,13 @@ cells tagged ``fold`` (checks a learner may open, shown collapsed). ``estimate(.
 The stated line is the first cell's ``**Estimated time:** A–B minutes.``, A and B the estimate's ends rounded
 down and up to 5 minutes.
 
-    python -m course_lib.tools.publish.reading_time              # print each notebook's counts and estimate
-    python -m course_lib.tools.publish.reading_time --check      # exit 1 if a stated time does not contain the estimate
-    python -m course_lib.tools.publish.reading_time --write      # rewrite the "Estimated time" sentence as the range
+    python -m course_lib reading-time     # print each notebook's counts and estimate
+    python -m course_lib reading-time--check      # exit 1 if a stated time does not contain the estimate
+    python -m course_lib reading-time--write      # rewrite the "Estimated time" sentence as the range
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import re
 import sys
@@ -159,21 +158,25 @@ def rewrite(notebook, guess: Estimate) -> bool:
     return changed
 
 
-def main(argv: list[str] | None = None) -> int:
-    import nbformat
-
-    from course_lib.tools.publish.slides import course_notebooks
-
-    parser = argparse.ArgumentParser(
-        prog="python -m course_lib.tools.publish.reading_time",
-        description="Estimate each notebook's time from its words, code lines, figures and quiz (rates in the "
-        "module docstring) and compare it with the 'Estimated time' its first cell states.",
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "reading-time",
+        help="estimate each notebook's time and compare it with the 'Estimated time' it states",
+        description="Estimate each notebook's time from its words, code lines, figures and quiz (rates in "
+        "course_lib/tools/publish/reading_time.py) and compare it with the 'Estimated time' its first cell states.",
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="exit 1 if a stated time does not contain the estimate")
     mode.add_argument("--write", action="store_true", help="rewrite the 'Estimated time' sentence as the range")
     parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks (default: every course notebook)")
-    args = parser.parse_args(argv)
+    parser.set_defaults(handler=_command)
+
+
+def _command(args) -> int:
+    import nbformat
+
+    from course_lib.tools.publish.slides import course_notebooks
+
     status = 0
     for path in args.notebooks or course_notebooks():
         notebook = nbformat.read(path, as_version=4)
@@ -201,7 +204,3 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(line)
     return status
-
-
-if __name__ == "__main__":
-    sys.exit(main())

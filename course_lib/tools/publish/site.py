@@ -138,7 +138,7 @@ def collect_pages(root: Path = ROOT) -> list[Page]:
             notebook = nbformat.read(path, as_version=4)
         except Exception as exc:  # nbformat raises several kinds for a broken file
             raise SiteError(f"Could not read {path} as a notebook: {exc}") from None
-        run = {"colab": colab.colab_url(source), "binder": colab.binder_url(source)}
+        run = _run_links(source)
         pages.append(Page(source, f"notebooks/{path.stem}.html", "notebooks", prepare_notebook(notebook), run=run))
         exercise = exercises.pop(f"ex{path.name[:2]}", None)
         if exercise:
@@ -154,12 +154,19 @@ def collect_pages(root: Path = ROOT) -> list[Page]:
     return pages
 
 
+def _run_links(source: str) -> dict:
+    """Colab and Binder links; empty while the repository address is unset (the page says: run it locally)."""
+    if not colab.repository():
+        return {}
+    return {"colab": colab.colab_url(source), "binder": colab.binder_url(source)}
+
+
 def _exercise_page(name: str, text: str) -> Page:
     import nbformat
 
     source = f"exercises/{name}.ipynb"
     notebook = prepare_notebook(nbformat.reads(text, as_version=4))
-    run = {"colab": colab.colab_url(source), "binder": colab.binder_url(source)}
+    run = _run_links(source)
     return Page(source, f"exercises/{name}.html", "exercises", notebook, run=run)
 
 
@@ -207,6 +214,8 @@ def rewrite_links(body: str, page: Page, page_map: dict[str, str], root: Path, b
         elif target.strip("/") in FOLDER_SECTIONS and (root / target).is_dir():
             new = _relative("index.html", page) + f"#toc-{FOLDER_SECTIONS[target.strip('/')]}"
         elif not target.startswith("..") and (root / target).exists():
+            if not colab.repository():  # no published address: the link stays relative to the repository
+                return match.group(0)
             kind = "tree" if (root / target).is_dir() else "blob"
             new = f"{colab.repository_url()}/{kind}/{colab.BRANCH}/{target}{anchor}"
         else:

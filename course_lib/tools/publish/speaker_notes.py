@@ -10,8 +10,8 @@ of the cell right before it; JupyterLab does not show cell metadata, and the tex
 - the instructor edition (``python -m course_lib slides instructor-edition OUT``) writes copies of the notebooks
   with the notes as visible cells again, as they were written.
 
-    python -m course_lib.tools.publish.speaker_notes --check [NOTEBOOK ...]   # exit 1 if a notes cell is still visible
-    python -m course_lib.tools.publish.speaker_notes --write [NOTEBOOK ...]   # move them (default: every course notebook)
+    python -m course_lib speaker-notes --check [NOTEBOOK ...]   # exit 1 if a notes cell is still visible
+    python -m course_lib speaker-notes --write [NOTEBOOK ...]   # move them (default: every course notebook)
 
 Only the notes cells and their host cells' metadata change: every other cell keeps its source, outputs, execution
 count and id, so the notebooks stay executed.
@@ -19,7 +19,6 @@ count and id, so the notebooks stay executed.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import re
 import sys
@@ -167,9 +166,10 @@ def instructor_edition(out_dir: Path | str, notebooks: list[Path] | None = None,
     return written
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m course_lib.tools.publish.speaker_notes",
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "speaker-notes",
+        help="move '**Speaker notes.**' cells out of the learner's view (into cell metadata), or check none is left",
         description="Move '**Speaker notes.**' cells into the metadata of the cell before them (out of the "
         "learner's view; the slide decks and the instructor edition still show them).",
     )
@@ -177,7 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--write", action="store_true", help="move the notes cells (rewrites the notebooks)")
     mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if a notes cell is visible")
     parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks (default: every course notebook)")
-    args = parser.parse_args(argv)
+    parser.set_defaults(handler=_command)
+
+
+def _command(args) -> int:
     paths = args.notebooks or course_notebooks()
     missing = [str(path) for path in paths if not Path(path).is_file()]
     if missing:
@@ -196,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         for path, count in visible.items():
             print(f"{path}: {count} speaker-notes cell(s) visible to learners")
         if visible:
-            print("Run: python -m course_lib.tools.publish.speaker_notes --write", file=sys.stderr)
+            print("Run: python -m course_lib speaker-notes --write", file=sys.stderr)
             return 1
         print(f"No speaker-notes cell visible in {len(paths)} notebook(s).")
         return 0
@@ -204,7 +207,3 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{path}: moved {count} speaker note(s) into cell metadata")
     print(f"{sum(visible.values())} note(s) moved in {len(visible)} of {len(paths)} notebook(s).")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
