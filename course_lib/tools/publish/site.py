@@ -270,7 +270,7 @@ def replace_status_marks(body: str) -> str:
     return "".join(part if index % 2 else _MARK.sub(mark, part) for index, part in enumerate(parts))
 
 
-_CONTENT = re.compile(r'<main id="content".*?</main>', re.S)
+_CONTENT = re.compile(r"<main\b[^>]*\bid=\"content\"[^>]*>.*?</main>", re.S)
 _SECTION_HEADING = re.compile(r'<h([23]) id="([^"]+)"[^>]*>(.*?)</h\1>', re.S)
 PAGE_CONTENTS = "<!-- course-site: page contents -->"  # where the template wants the list
 
