@@ -122,7 +122,7 @@ def test_every_page_renders_offline(index, built_site, served, context):
         if page_info.out == "notebooks/02_attention_qkv.html":
             assert page.locator(".MathJax, .MathJax_Display").count() > 10, "notebook 02 is full of formulas"
             assert page.locator(".course-quiz-static details").count() >= 5, "the quiz in static form"
-            assert page.locator("details[open]").count() == 0, "answers stay folded"
+            assert page.locator("#content details[open]").count() == 0, "answers stay folded"
             assert page.get_by_text("Speaker notes").count() == 0, "speaker notes are left out"
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOTS / "02_attention_qkv.png"))
