@@ -11,7 +11,14 @@ What a page shows, and why:
   (the same files as the slide decks): no CDN, so the site reads on a train.
 - Figures carry their stored alt text (``course_lib.plots.show_figure``) as ``<img alt>``.
 - Quizzes and the per-topic summary show their stored static form (question, options, the answer and explanation
-  folded in ``<details>``); widgets show their text fallback (the widget views need a kernel).
+  folded in ``<details>``); a widget shows its stored ``text/html`` form when it has one (a static, precomputed
+  view), else its text fallback (the widget views need a kernel).
+- Code and printed outputs keep whole lines and scroll inside their block; the page takes the screen's width.
+  Below 900 px (a phone) the contents fold away behind "Contents" so that the text comes first.
+- Under its own entry in the contents, each page lists its ``h2``/``h3`` headings (``page_contents``).
+- A search box searches every page offline, served or opened from disk: see ``site_search``.
+- Status emoji (✅ ❌ ⏳ ⌛ 🔧) become symbols DejaVu draws (``STATUS_MARKS``): with no emoji font installed, Chromium
+  draws emoji as empty boxes.
 - Speaker notes (markdown cells starting ``**Speaker notes.**``) and the Colab setup cell are left out.
 - Links between pages (``../exercises/ex02_attention.ipynb``, ``docs/quizzes.md#...``) point at the pages; a link
   to another file of the repository points at it on GitHub.
