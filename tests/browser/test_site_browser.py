@@ -4,8 +4,11 @@ Builds the site from the repository into a temporary folder (it must take under 
 and opens every page with every request that would leave the machine refused and recorded. Each page must load with
 no failed request and no console error, MathJax (the local copy) must typeset every formula (no error, no ``$...$``
 left as text), and every image must load. Then the navigation: following "next" from the home page walks through
-every page in reading order, and the contents column of every page links to every page. A screenshot of a lesson
-goes to test-output/site/ (gitignored).
+every page in reading order, and the contents column of every page links to every page. At 1,400 px and 390 px
+(a phone): no page scrolls sideways (code and outputs scroll inside their blocks, never wrapped), the contents fold
+away on the phone only, and each page's own contents list links to its headings. The search finds "softmax" and
+"KV cache" on the served site and on the site opened from disk (file://). Screenshots of the home page, lesson 02 and
+exercise 02 at both widths go to test-output/site/ (gitignored): look at them after a layout change.
 """
 
 from __future__ import annotations
