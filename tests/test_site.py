@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -22,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from course_lib.syllabus import COURSE
-from course_lib.tools.publish import bundle, colab
+from course_lib.tools.publish import bundle, colab, site_search
 from course_lib.tools.publish import site as site_module
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,3 +162,124 @@ def test_links_written_for_github_work_on_the_site(built):
     for anchor in anchors:
         assert f'id="{anchor}"' in instructors, anchor
     assert json.dumps(sorted(p.out for p in built.pages))  # a stable, listable set of pages
+
+
+# Emoji drawn from an emoji font only (Unicode's Emoji_Presentation in the BMP, and everything from U+1F000): without
+# such a font Chromium shows an empty box.
+EMOJI = re.compile(
+    "[\u231a\u231b\u23e9-\u23ec\u23f0\u23f3\u25fd\u25fe\u2614\u2615\u2648-\u2653\u267f\u2693\u26a1\u26aa\u26ab"
+    "\u26bd\u26be\u26c4\u26c5\u26ce\u26d4\u26ea\u26f2\u26f3\u26f5\u26fa\u26fd\u2705\u270a\u270b\u2728\u274c\u274e"
+    "\u2753-\u2755\u2757\u2795-\u2797\u27b0\u27bf\u2b1b\u2b1c\u2b50\u2b55\U0001f000-\U0001faff]"
+)
+
+
+def visible_text(body: str) -> str:
+    body = re.sub(r"<(script|style)\b.*?</\1>", "", body, flags=re.S | re.I)
+    return html.unescape(re.sub(r"<[^>]+>", "", body))
+
+
+def test_status_icons_render_without_an_emoji_font(built):
+    found = {}
+    for page in built.pages:
+        text = visible_text(page_html(built, page.out))
+        if EMOJI.search(text):
+            found[page.out] = sorted(set(EMOJI.findall(text)))
+    assert found == {}, found
+    text = page_html(built, "exercises/ex02_attention.html")
+    assert 'class="status-mark status-ok" role="img" aria-label="passed">\u2714</span>' in text
+    assert site_module.replace_status_marks('<img alt="\u2705"><p>\u2705\ufe0f ok</p>') == (
+        '<img alt="\u2705"><p><span class="status-mark status-ok" role="img" aria-label="passed">\u2714</span> ok</p>'
+    )
+
+
+def test_every_page_lists_its_headings_in_its_own_contents(built):
+    for page in built.pages:
+        text = page_html(built, page.out)
+        headings = site_module.page_headings(text)
+        assert headings, f"{page.out} has no h2/h3 headings"
+        listing = re.search(r'<ul class="page-toc"[^>]*>(.*?)</ul>', text, re.S)
+        assert listing, f"{page.out} has no in-page contents"
+        hrefs = re.findall(r'href="#([^"]+)"', listing.group(1))
+        assert hrefs == [anchor for _, anchor, _ in headings], page.out
+        for anchor in hrefs:
+            assert re.search(rf'<h[23] id="{re.escape(anchor)}"', text), f"{page.out}: no heading #{anchor}"
+        assert site_module.PAGE_CONTENTS not in text
+
+
+def test_the_search_index_covers_every_page_and_loads_as_a_script(built):
+    script = (built.path / "_static" / "search-index.js").read_text(encoding="utf-8")
+    prefix = f"window.{site_search.GLOBAL_NAME} = "
+    assert script.startswith(prefix) and script.rstrip().endswith(";")
+    index = json.loads(script[len(prefix) : script.rstrip().rindex(";")])
+    urls = {doc["url"].split("#")[0] for doc in index["storedFields"].values()}
+    assert urls == {page.out for page in built.pages}
+    terms = {term for term, _ in index["index"]}
+    assert {"softmax", "kv", "cache", "attention", "residual"} <= terms
+    assert (built.path / "_static" / "minisearch" / "minisearch.js").is_file()
+    assert (built.path / "_static" / "minisearch" / "LICENSE.txt").is_file()
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node to run MiniSearch itself")
+def test_the_index_built_in_python_is_the_one_minisearch_builds(built, tmp_path):
+    """Our Python port of MiniSearch's indexing gives exactly what MiniSearch.addAll + toJSON gives."""
+    documents = []
+    for page in built.pages[:6]:
+        documents += site_search.page_documents(page.out, page.title, page_html(built, page.out))
+    documents.append(
+        {"id": "x", "title": "Ünïcode — «quotes»", "heading": "a\u2003b\u2028c", "text": "x.y,z!  KV-cache", "url": "x"}
+    )
+    (tmp_path / "docs.json").write_text(json.dumps(documents), encoding="utf-8")
+    library = site_module.ASSETS / "minisearch" / "minisearch.js"
+    script = (
+        f"const MiniSearch = require({json.dumps(str(library))});"
+        f"const docs = require({json.dumps(str(tmp_path / 'docs.json'))});"
+        f"const m = new MiniSearch({{fields: {json.dumps(site_search.FIELDS)}, "
+        f"storeFields: {json.dumps(site_search.STORE_FIELDS)}}});"
+        "m.addAll(docs); console.log(JSON.stringify(m.toJSON()));"
+    )
+    result = subprocess.run(["node", "-e", script], capture_output=True, text=True, timeout=120, check=True)
+    theirs = json.loads(result.stdout)
+    ours = json.loads(json.dumps(site_search.minisearch_index(documents)))
+    assert ours["averageFieldLength"] == pytest.approx(theirs.pop("averageFieldLength"))
+    ours.pop("averageFieldLength")
+    assert dict(ours["index"]) == dict(theirs.pop("index"))
+    ours.pop("index")
+    assert ours == theirs
+
+
+def test_a_widget_output_with_an_html_form_shows_the_html(tmp_path):
+    """A widget output that also stores text/html (a static, precomputed view) shows that HTML, not the text."""
+    import nbformat
+
+    output = nbformat.v4.new_output(
+        "display_data",
+        data={
+            "application/vnd.jupyter.widget-view+json": {"model_id": "abc", "version_major": 2, "version_minor": 0},
+            "text/html": '<div class="static-explorer"><table><tr><td>0.91</td></tr></table></div>',
+            "text/plain": "TEXT FALLBACK",
+        },
+    )
+    plain = nbformat.v4.new_output(
+        "display_data",
+        data={"application/vnd.jupyter.widget-view+json": {"model_id": "d"}, "text/plain": "ONLY TEXT"},
+    )
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("explorer", outputs=[output, plain])])
+    shown = site_module.prepare_notebook(notebook)
+    body, _ = site_module._exporter().from_notebook_node(
+        shown,
+        resources={
+            "site": {
+                "root": "",
+                "course_title": "t",
+                "toc": [],
+                "prev": None,
+                "next": None,
+                "run": None,
+                "kind": "notebook",
+                "footer": "",
+                "page_contents_marker": "",
+            }
+        },
+    )
+    assert '<div class="static-explorer">' in body and "TEXT FALLBACK" not in body
+    assert "ONLY TEXT" in body and "widget-view+json" not in body

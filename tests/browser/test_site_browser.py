@@ -4,8 +4,11 @@ Builds the site from the repository into a temporary folder (it must take under 
 and opens every page with every request that would leave the machine refused and recorded. Each page must load with
 no failed request and no console error, MathJax (the local copy) must typeset every formula (no error, no ``$...$``
 left as text), and every image must load. Then the navigation: following "next" from the home page walks through
-every page in reading order, and the contents column of every page links to every page. A screenshot of a lesson
-goes to test-output/site/ (gitignored).
+every page in reading order, and the contents column of every page links to every page. At 1,400 px and 390 px
+(a phone): no page scrolls sideways (code and outputs scroll inside their blocks, never wrapped), the contents fold
+away on the phone only, and each page's own contents list links to its headings. The search finds "softmax" and
+"KV cache" on the served site and on the site opened from disk (file://). Screenshots of the home page, lesson 02 and
+exercise 02 at both widths go to test-output/site/ (gitignored): look at them after a layout change.
 """
 
 from __future__ import annotations
@@ -122,7 +125,7 @@ def test_every_page_renders_offline(index, built_site, served, context):
         if page_info.out == "notebooks/02_attention_qkv.html":
             assert page.locator(".MathJax, .MathJax_Display").count() > 10, "notebook 02 is full of formulas"
             assert page.locator(".course-quiz-static details").count() >= 5, "the quiz in static form"
-            assert page.locator("details[open]").count() == 0, "answers stay folded"
+            assert page.locator("#content details[open]").count() == 0, "answers stay folded"
             assert page.get_by_text("Speaker notes").count() == 0, "speaker notes are left out"
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOTS / "02_attention_qkv.png"))
@@ -157,7 +160,7 @@ def test_the_contents_link_every_page_from_every_page(built_site, served, contex
     try:
         for out in page_ids(built_site):
             page.goto(served + out, wait_until="domcontentloaded")
-            links = set(page.eval_on_selector_all("nav.site-toc a", "links => links.map(a => a.href)"))
+            links = set(page.eval_on_selector_all("nav.site-toc > ul > li > a", "links => links.map(a => a.href)"))
             assert links == expected, f"{out}: the contents miss {sorted(expected - links)[:3]}"
     finally:
         page.close()
@@ -181,3 +184,119 @@ def test_links_between_notebooks_and_to_exercises_lead_to_pages(built_site, serv
     finally:
         page.close()
     assert checked > 50, "lessons link to their exercises and the README to every notebook"
+
+
+# -- layout at desktop and phone widths, the in-page contents, the search ------------------------------------------
+WIDTHS = {"desktop": (1400, 900), "phone": (390, 844)}
+SCREENSHOT_PAGES = ("index.html", "notebooks/02_attention_qkv.html", "exercises/ex02_attention.html")
+OVERFLOW = r"""() => {
+    // the page itself must not scroll sideways; a code block or table may, inside itself
+    const page = document.documentElement.scrollWidth - document.documentElement.clientWidth;
+    const cut = [];
+    for (const pre of document.querySelectorAll('#content pre')) {
+        const style = getComputedStyle(pre);
+        const box = pre.getBoundingClientRect();
+        if (box.width === 0) continue;  // inside a folded <details>
+        const scrolls = style.overflowX === 'auto' || style.overflowX === 'scroll';
+        if (pre.scrollWidth > pre.clientWidth + 1 && !scrolls) cut.push(pre.textContent.slice(0, 60));
+        if (style.whiteSpace !== 'pre') cut.push('wraps: ' + pre.textContent.slice(0, 60));
+    }
+    return {page, cut};
+}"""
+CONTENTS_TARGETS = r"""() => Array.from(document.querySelectorAll('.page-toc a')).map(a => {
+    const id = a.getAttribute('href').slice(1);
+    let target = document.getElementById(id);
+    if (!target) { try { target = document.getElementById(decodeURIComponent(id)); } catch (e) {} }
+    return [id, !!target && /^H[23]$/.test(target.tagName)];
+})"""
+
+
+@pytest.fixture(scope="module", params=list(WIDTHS), ids=list(WIDTHS))
+def sized_context(request, browser, served):
+    width, height = WIDTHS[request.param]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(30_000)
+    context.left_the_machine = []
+
+    def guard(route):
+        url = route.request.url
+        if url.startswith((served, "data:", "about:", "blob:")):
+            route.continue_()
+        else:
+            context.left_the_machine.append(url)
+            route.abort()
+
+    context.route("**/*", guard)
+    context.width_name = request.param
+    yield context
+    context.close()
+
+
+def test_no_page_overflows_and_every_contents_link_lands(built_site, served, sized_context):
+    """At 1,400 px and 390 px: no page scrolls sideways, code and outputs scroll inside their blocks (never cut,
+    never wrapped), each page's own contents list links to its h2/h3 headings, and nothing fails to load."""
+    for info in built_site.pages:
+        page, problems = open_page(sized_context, served + info.out)
+        try:
+            measured = page.evaluate(OVERFLOW)
+            assert measured["page"] <= 0, f"{info.out} at {sized_context.width_name}: {measured['page']} px too wide"
+            assert measured["cut"] == [], f"{info.out} at {sized_context.width_name}: {measured['cut'][:3]}"
+            targets = page.evaluate(CONTENTS_TARGETS)
+            headings = page.locator("#content h2[id], #content h3[id]").count()
+            assert len(targets) == headings > 0, f"{info.out}: {len(targets)} contents links, {headings} headings"
+            assert all(ok for _, ok in targets), f"{info.out}: contents links without a heading {targets[:3]}"
+            assert problems == [] and sized_context.left_the_machine == [], problems
+            fold_open = page.evaluate("document.getElementById('site-toc-fold').open")
+            assert fold_open == (sized_context.width_name == "desktop"), "the contents fold away on a phone only"
+            if sized_context.width_name == "phone":
+                first_text = page.locator("#content").bounding_box()["y"]
+                assert first_text < 400, f"{info.out}: the text starts {first_text:.0f} px down on a phone"
+            else:
+                content = page.locator("#content").bounding_box()
+                assert content["width"] >= 0.7 * WIDTHS["desktop"][0] - 10, "the page uses the screen's width"
+            if info.out in SCREENSHOT_PAGES:
+                SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+                name = info.out.replace("/", "_").replace(".html", "")
+                page.screenshot(path=str(SCREENSHOTS / f"{name}_{sized_context.width_name}.png"))
+        finally:
+            page.close()
+
+
+def search_for(page, query: str) -> list[str]:
+    page.fill("#site-search-input", query)
+    page.wait_for_selector("#site-search-results:not([hidden]) .search-count")
+    return page.eval_on_selector_all("#site-search-results a.search-hit", "links => links.map(a => a.href)")
+
+
+@pytest.mark.parametrize("how", ["served", "file"])
+def test_search_finds_softmax_and_the_kv_cache(how, built_site, served, context, browser):
+    """The search works on a served site and on one opened from disk (file://), with no failed request."""
+    if how == "served":
+        page, problems = open_page(context, served + "notebooks/02_attention_qkv.html")
+        base = served
+    else:
+        local = browser.new_context(viewport={"width": 1400, "height": 900})
+        page = local.new_page()
+        problems = []
+        page.on("console", lambda message: message.type == "error" and problems.append(f"console: {message.text}"))
+        page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+        page.on("requestfailed", lambda request: problems.append(f"failed request: {request.url}"))
+        base = (built_site.path / "index.html").as_uri().rsplit("/", 1)[0] + "/"
+        page.goto(base + "index.html", wait_until="load")
+    try:
+        softmax = search_for(page, "softmax")
+        assert len(softmax) >= 5 and any("02_attention_qkv.html#" in href for href in softmax), softmax
+        kv = search_for(page, "KV cache")
+        assert kv and any("08_language_model.html" in href for href in kv), kv
+        assert all(href.startswith(base) for href in softmax + kv), "results link inside the site"
+        assert search_for(page, "qwertyuiop") == []
+        page.fill("#site-search-input", "softmax")
+        page.wait_for_selector("#site-search-results a.search-hit")
+        page.press("#site-search-input", "Enter")
+        page.wait_for_load_state("load")
+        assert page.url.split("#")[0] == softmax[0].split("#")[0], "Enter opens the first result"
+        assert problems == [], problems
+    finally:
+        page.close()
+        if how == "file":
+            local.close()

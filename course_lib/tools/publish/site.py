@@ -11,7 +11,14 @@ What a page shows, and why:
   (the same files as the slide decks): no CDN, so the site reads on a train.
 - Figures carry their stored alt text (``course_lib.plots.show_figure``) as ``<img alt>``.
 - Quizzes and the per-topic summary show their stored static form (question, options, the answer and explanation
-  folded in ``<details>``); widgets show their text fallback (the widget views need a kernel).
+  folded in ``<details>``); a widget shows its stored ``text/html`` form when it has one (a static, precomputed
+  view), else its text fallback (the widget views need a kernel).
+- Code and printed outputs keep whole lines and scroll inside their block; the page takes the screen's width.
+  Below 900 px (a phone) the contents fold away behind "Contents" so that the text comes first.
+- Under its own entry in the contents, each page lists its ``h2``/``h3`` headings (``page_contents``).
+- A search box searches every page offline, served or opened from disk: see ``site_search``.
+- Status emoji (✅ ❌ ⏳ ⌛ 🔧) become symbols DejaVu draws (``STATUS_MARKS``): with no emoji font installed, Chromium
+  draws emoji as empty boxes.
 - Speaker notes (markdown cells starting ``**Speaker notes.**``) and the Colab setup cell are left out.
 - Links between pages (``../exercises/ex02_attention.ipynb``, ``docs/quizzes.md#...``) point at the pages; a link
   to another file of the repository points at it on GitHub.
@@ -40,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course_lib._validate import CommandError
-from course_lib.tools.publish import colab
+from course_lib.tools.publish import colab, site_search
 from course_lib.tools.publish.speaker_notes import strip_notes
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -48,6 +55,7 @@ ASSETS = Path(__file__).resolve().parent / "site_assets"
 TEMPLATE_NAME = "course_site"
 MARKER = ".course-site"
 WIDGET_MIMES = ("application/vnd.jupyter.widget-view+json", "application/vnd.jupyter.widget-state+json")
+STATIC_FILES = ("site.css", "search.js")
 GUIDES = ("docs/exercises.md", "docs/quizzes.md", "INSTRUCTORS.md", "benchmarks/README.md")
 SECTIONS = (("start", "Start"), ("notebooks", "Notebooks"), ("exercises", "Exercises"), ("guides", "Guides"))
 FOLDER_SECTIONS = {"notebooks": "notebooks", "exercises": "exercises", "docs": "guides"}
@@ -138,8 +146,9 @@ def collect_pages(root: Path = ROOT) -> list[Page]:
             notebook = nbformat.read(path, as_version=4)
         except Exception as exc:  # nbformat raises several kinds for a broken file
             raise SiteError(f"Could not read {path} as a notebook: {exc}") from None
-        run = _run_links(source)
-        pages.append(Page(source, f"notebooks/{path.stem}.html", "notebooks", prepare_notebook(notebook), run=run))
+        pages.append(
+            Page(source, f"notebooks/{path.stem}.html", "notebooks", prepare_notebook(notebook), run=run_links(source))
+        )
         exercise = exercises.pop(f"ex{path.name[:2]}", None)
         if exercise:
             pages.append(_exercise_page(*exercise))
@@ -154,8 +163,9 @@ def collect_pages(root: Path = ROOT) -> list[Page]:
     return pages
 
 
-def _run_links(source: str) -> dict:
-    """Colab and Binder links; empty while the repository address is unset (the page says: run it locally)."""
+def run_links(source: str) -> dict:
+    """The "Open in Colab" and "Launch on Binder" addresses of a notebook; empty while the repository address is
+    unset (the page then says: run it locally)."""
     if not colab.repository():
         return {}
     return {"colab": colab.colab_url(source), "binder": colab.binder_url(source)}
@@ -166,8 +176,7 @@ def _exercise_page(name: str, text: str) -> Page:
 
     source = f"exercises/{name}.ipynb"
     notebook = prepare_notebook(nbformat.reads(text, as_version=4))
-    run = _run_links(source)
-    return Page(source, f"exercises/{name}.html", "exercises", notebook, run=run)
+    return Page(source, f"exercises/{name}.html", "exercises", notebook, run=run_links(source))
 
 
 def _guide(root: Path, source: str, out: str, section: str) -> Page:
@@ -246,6 +255,59 @@ def add_github_anchors(body: str) -> str:
     return _HEADING.sub(replace, body)
 
 
+# --------------------------------------------------------------------------- status marks, page contents
+
+# Emoji the pages print (check results, progress) and what the site shows instead: a symbol that DejaVu, the font
+# every Linux desktop has, draws, in a colour, with the meaning for screen readers. Without an emoji font Chromium
+# draws ✅ ❌ ⏳ as empty boxes.
+STATUS_MARKS = {
+    "\u2705": ("\u2714", "ok", "passed"),  # ✅ -> ✔
+    "\u274c": ("\u2718", "bad", "failed"),  # ❌ -> ✘
+    "\u23f3": ("\u25cb", "todo", "not done yet"),  # ⏳ -> ○
+    "\u231b": ("\u25f7", "late", "timed out"),  # ⌛ -> ◷
+    "\U0001f527": ("\u25d0", "doing", "in progress"),  # 🔧 -> ◐
+}
+_MARK = re.compile("(" + "|".join(map(re.escape, STATUS_MARKS)) + ")\ufe0f?")
+_TAG_OR_RAW = re.compile(r"(<script\b.*?</script>|<style\b.*?</style>|<[^>]*>)", re.S | re.I)
+
+
+def replace_status_marks(body: str) -> str:
+    """Each emoji of ``STATUS_MARKS`` in the text of ``body`` (not in tags, scripts or styles) as its mark."""
+
+    def mark(match: re.Match) -> str:
+        symbol, kind, label = STATUS_MARKS[match.group(1)]
+        return f'<span class="status-mark status-{kind}" role="img" aria-label="{label}">{symbol}</span>'
+
+    parts = _TAG_OR_RAW.split(body)
+    return "".join(part if index % 2 else _MARK.sub(mark, part) for index, part in enumerate(parts))
+
+
+_CONTENT = re.compile(r"<main\b[^>]*\bid=\"content\"[^>]*>.*?</main>", re.S)
+_SECTION_HEADING = re.compile(r'<h([23]) id="([^"]+)"[^>]*>(.*?)</h\1>', re.S)
+PAGE_CONTENTS = "<!-- course-site: page contents -->"  # where the template wants the list
+
+
+def page_headings(body: str) -> list[tuple[int, str, str]]:
+    """(level, id, text) of every ``h2``/``h3`` with an id in the page's content, in order."""
+    content = _CONTENT.search(body)
+    headings = []
+    for level, anchor, inner in _SECTION_HEADING.findall(content.group(0) if content else body):
+        text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", inner)).replace("\u00b6", "").split())
+        if text:
+            headings.append((int(level), anchor, text))
+    return headings
+
+
+def page_contents(body: str) -> str:
+    """``body`` with its in-page contents (a link to each ``h2``/``h3``) where the template left the marker."""
+    items = "".join(
+        f'<li class="page-toc-h{level}"><a href="#{anchor}">{html.escape(text)}</a></li>'
+        for level, anchor, text in page_headings(body)
+    )
+    listing = f'<ul class="page-toc" aria-label="On this page">{items}</ul>' if items else ""
+    return body.replace(PAGE_CONTENTS, listing, 1)
+
+
 # --------------------------------------------------------------------------- build
 
 
@@ -282,7 +344,9 @@ def _copy_static(static: Path) -> None:
     from course_lib.tools.publish import slides
 
     static.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(ASSETS / "site.css", static / "site.css")
+    for name in STATIC_FILES:
+        shutil.copy2(ASSETS / name, static / name)
+    shutil.copytree(ASSETS / "minisearch", static / "minisearch")
     source = slides.mathjax_dir()
     if source is None:
         raise SiteError(
@@ -322,6 +386,7 @@ def build_site(out: Path | str | None = None, root: Path | str = ROOT, echo=prin
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     site = Site(out)
+    documents: list[dict] = []
     try:
         _copy_static(staging / "_static")
         for index, page in enumerate(pages):
@@ -338,6 +403,7 @@ def build_site(out: Path | str | None = None, root: Path | str = ROOT, echo=prin
                     if index + 1 < len(pages)
                     else None,
                     "run": page.run,
+                    "page_contents_marker": PAGE_CONTENTS,
                     "kind": "exercise" if page.section == "exercises" else "notebook",
                     "footer": f"Built from {page.source} with python -m course_lib site. "
                     "Code under the MIT licence; text and figures under CC BY 4.0.",
@@ -345,9 +411,12 @@ def build_site(out: Path | str | None = None, root: Path | str = ROOT, echo=prin
             }
             body, _ = exporter.from_notebook_node(page.notebook, resources=resources)
             body = add_github_anchors(rewrite_links(body, page, page_map, root, site.broken_links))
+            body = page_contents(replace_status_marks(body))
+            documents.extend(site_search.page_documents(page.out, page.title, body))
             target = staging / page.out
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(body, encoding="utf-8")
+        (staging / "_static" / "search-index.js").write_text(site_search.index_script(documents), encoding="utf-8")
         (staging / MARKER).write_text("written by python -m course_lib site; rebuilt from scratch on every run\n")
         if out.exists():
             shutil.rmtree(out)
