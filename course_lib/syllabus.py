@@ -50,6 +50,7 @@ COURSE: tuple[Notebook, ...] = (
     Notebook("06", "06_transformer_block.ipynb", "The Transformer block", "blocks", "ex06_encoder_block", "06"),
     Notebook("07", "07_knowledge_check.ipynb", "Final knowledge check", quiz="final"),
     Notebook("08", "08_language_model.ipynb", "A small language model", "decoder", "ex07_language_model", "08"),
+    Notebook("10", "10_modern_block.ipynb", "Today's block and attention at scale", "modern_block", quiz="10"),
 )
 
 # notebook number → (file in notebooks/, title): the view most callers want
@@ -69,6 +70,7 @@ TOPICS: dict[str, str] = {
     "layernorm": "Layer normalization",
     "transformer_block": "The Transformer block",
     "language_model": "A small language model",
+    "modern_block": "Today's block: RoPE, RMSNorm, SwiGLU, GQA, tiled attention",
 }
 
 
