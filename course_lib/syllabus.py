@@ -50,7 +50,14 @@ COURSE: tuple[Notebook, ...] = (
     Notebook("06", "06_transformer_block.ipynb", "The Transformer block", "blocks", "ex06_encoder_block", "06"),
     Notebook("07", "07_knowledge_check.ipynb", "Final knowledge check", quiz="final"),
     Notebook("08", "08_language_model.ipynb", "A small language model", "decoder", "ex07_language_model", "08"),
-    Notebook("10", "10_modern_block.ipynb", "Today's block and attention at scale", "modern_block", quiz="10"),
+    Notebook(
+        "10",
+        "10_modern_block.ipynb",
+        "Today's block and attention at scale",
+        "modern_block",
+        "ex10_rope_online_softmax",
+        "10",
+    ),
 )
 
 # notebook number → (file in notebooks/, title): the view most callers want
