@@ -58,6 +58,7 @@ COURSE: tuple[Notebook, ...] = (
         "ex10_rope_online_softmax",
         "10",
     ),
+    Notebook("11", "11_part2_check.ipynb", "Part 2 knowledge check", quiz="part2"),
 )
 
 # notebook number → (file in notebooks/, title): the view most callers want
@@ -65,6 +66,8 @@ NOTEBOOKS: dict[str, tuple[str, str]] = {notebook.number: (notebook.file, notebo
 
 # the notebook that holds the final knowledge check (its questions point back to the lessons, never to it)
 FINAL_CHECK = "07"
+# the knowledge check of Part 2 (notebooks 08 onward), the course's last notebook
+PART2_CHECK = "11"
 
 # topic id → label shown in the summary (in teaching order)
 TOPICS: dict[str, str] = {
@@ -90,8 +93,8 @@ def notebook(number: str) -> Notebook:
 
 
 def lessons() -> tuple[Notebook, ...]:
-    """The notebooks that teach (every one but the final knowledge check)."""
-    return tuple(row for row in COURSE if row.number != FINAL_CHECK)
+    """The notebooks that teach (every one but the knowledge checks)."""
+    return tuple(row for row in COURSE if row.number not in (FINAL_CHECK, PART2_CHECK))
 
 
 def notebook_label(number: str) -> str:
