@@ -64,11 +64,20 @@ COURSE: tuple[Notebook, ...] = (
     Notebook("06", "06_transformer_block.ipynb", "The Transformer block", "blocks", "ex06_encoder_block", "06"),
     Notebook("07", "07_knowledge_check.ipynb", "Knowledge check: Part 1", quiz="final"),
     Notebook("08", "08_language_model.ipynb", "A small language model", "decoder", "ex08_language_model", "08"),
+    Notebook(
+        "10",
+        "10_modern_block.ipynb",
+        "Today's block and attention at scale",
+        "modern_block",
+        "ex10_rope_online_softmax",
+        "10",
+    ),
+    Notebook("11", "11_part2_check.ipynb", "Knowledge check: Part 2", quiz="part2"),
 )
 
 PARTS: tuple[Part, ...] = (
     Part(1, "The Transformer from the ground up", ("01", "02", "03", "04", "05", "06", "07"), check="07"),
-    Part(2, "Toward language models", ("08",)),
+    Part(2, "Toward language models", ("08", "10", "11"), check="11"),
 )
 
 # notebook number → (file in notebooks/, title): the view most callers want
@@ -78,6 +87,8 @@ NOTEBOOKS: dict[str, tuple[str, str]] = {notebook.number: (notebook.file, notebo
 KNOWLEDGE_CHECKS: tuple[str, ...] = tuple(part.check for part in PARTS if part.check)
 # Part 1's knowledge check (notebook 07, bank final.yaml), the name older code uses
 FINAL_CHECK = "07"
+# the knowledge check of Part 2 (notebooks 08 onward), the course's last notebook
+PART2_CHECK = "11"
 
 # names that changed, so that what a learner wrote or recorded before still reads:
 # the language-model exercise followed notebook 08 as ex07 until it took its notebook's number
@@ -100,6 +111,7 @@ TOPICS: dict[str, str] = {
     "layernorm": "Layer normalization",
     "transformer_block": "The Transformer block",
     "language_model": "A small language model",
+    "modern_block": "Today's block: RoPE, RMSNorm, SwiGLU, GQA, tiled attention",
 }
 
 

@@ -340,9 +340,10 @@ def test_progress_lists_which_exercises_pass(workdir):
         "ex05_layernorm_residual": "not started",
         "ex06_encoder_block": "missing",
         "ex08_language_model": "not started",
+        "ex10_rope_online_softmax": "not started",
     }
     report = lines[-1]
-    assert "1 of 7 exercises pass." in report and "✅ sinusoidal_encoding" in report
+    assert "1 of 8 exercises pass." in report and "✅ sinusoidal_encoding" in report
 
 
 # ---------------------------------------------------------------------------------------- grading
@@ -392,10 +393,11 @@ def test_grading_survives_crashing_and_hanging_submissions(workdir, tmp_path):
         "fail",
         "missing",
         "missing",
+        "missing",
     ]
     assert [
         table["alice"][k] for k in ("pass", "fail", "error", "timeout", "missing", "points", "points_possible")
-    ] == ["1", "1", "0", "0", "5", "1", str(sum(len(exercise.specs) for exercise in EXERCISES.values()))]
+    ] == ["1", "1", "0", "0", "6", "1", str(sum(len(exercise.specs) for exercise in EXERCISES.values()))]
     assert (
         table["alice"]["ex04_positional_encoding points"] == "1"
         and table["alice"]["ex05_layernorm_residual:check_layer_norm"] == "not_implemented"

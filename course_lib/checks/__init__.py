@@ -16,6 +16,7 @@ from .core import CheckResult, Mistake
 from .encoder import check_encoder_block, check_feed_forward
 from .experiment import check_experiment, compare_with_prediction, short_training
 from .language_model import check_kv_cache_step, check_next_token_loss, check_top_k_filter, check_top_p_filter
+from .modern import check_online_softmax_step, check_rope, check_rope_attention
 from .multihead import check_merge_heads, check_multi_head_attention, check_split_heads
 from .normalization import check_layer_norm, check_sublayer_connection
 from .positions import check_positional_encoding
@@ -23,6 +24,9 @@ from .registry import CHECKS, EXERCISES, MISTAKES, SPECS, Exercise, run_exercise
 from .rnn import check_rnn_forward, check_rnn_step
 
 __all__ = [
+    "check_rope",
+    "check_rope_attention",
+    "check_online_softmax_step",
     "CheckResult",
     "Mistake",
     "Exercise",

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import attention, encoder, experiment, language_model, multihead, normalization, positions, rnn
+from . import attention, encoder, experiment, language_model, modern, multihead, normalization, positions, rnn
 from .core import MISSING, CheckResult, CheckSpec, Mistake, run_check
 
 
@@ -58,6 +58,11 @@ EXERCISES: dict[str, Exercise] = {
             "A language model: the next-token loss, top-k and top-p filtering, one step with a KV cache",
             (language_model.LOSS_SPEC, language_model.TOP_K_SPEC, language_model.TOP_P_SPEC, language_model.STEP_SPEC),
         ),
+        Exercise(
+            "ex10_rope_online_softmax",
+            "Rotary positions and one step of the online softmax",
+            (modern.ROPE_SPEC, modern.ATTENTION_SPEC, modern.STEP_SPEC),
+        ),
     )
 }
 
@@ -82,6 +87,9 @@ CHECKS: dict[str, Callable[..., CheckResult]] = {
     "check_top_k_filter": language_model.check_top_k_filter,
     "check_top_p_filter": language_model.check_top_p_filter,
     "check_kv_cache_step": language_model.check_kv_cache_step,
+    "check_rope": modern.check_rope,
+    "check_rope_attention": modern.check_rope_attention,
+    "check_online_softmax_step": modern.check_online_softmax_step,
 }
 
 #: The mistake catalogue: for every check, the typical mistakes it recognises (each with a buggy example).

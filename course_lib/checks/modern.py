@@ -1,0 +1,345 @@
+"""Checks for exercise 10: rotary positions and one step of the online softmax.
+
+Learner signatures:
+
+    apply_rope(x) -> (batch, seq, d_head)
+        pair i = features (2i, 2i + 1) (interleaved, as in the RoPE paper); position m = 0, 1, ...; angle m·θ_i with
+        θ_i = 10000^(−2i / d_head); (a, b) → (a cos − b sin, a sin + b cos)
+    rope_attention(queries, keys, values) -> (batch, seq, d_v)
+        softmax(apply_rope(Q) apply_rope(K)ᵀ / √d_k) V: the values are not rotated
+    online_softmax_step(running_max, running_sum, output, scores, values) -> (new_max, new_sum, new_output)
+
+References: ``course_lib.rotary.apply_rotary`` and ``course_lib.tiled_attention.online_softmax_step``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..rotary import apply_rotary
+from ..tiled_attention import online_softmax_step as reference_step
+from .core import Case, CheckResult, CheckSpec, Mistake, TensorOut, TupleOut, run_check
+
+
+def _sizes(seed: int) -> tuple[int, int, int]:
+    g = torch.Generator().manual_seed(seed)
+    batch, seq = (int(v) for v in torch.randint(1, 4, (1,), generator=g)), int(torch.randint(3, 9, (1,), generator=g))
+    return next(batch), seq, 2 * int(torch.randint(2, 7, (1,), generator=g))
+
+
+def _rope(x, pairing="interleaved", first=0, sign=1.0):
+    positions = torch.arange(first, first + x.shape[-2])
+    return apply_rotary(x, positions, pairing) if sign > 0 else apply_rotary(x, -positions, pairing)
+
+
+# --- apply_rope -------------------------------------------------------------------------------------------------
+def _rope_case(seed):
+    def build():
+        batch, seq, d_head = _sizes(seed)
+        x = torch.randn(batch, seq, d_head, generator=torch.Generator().manual_seed(seed + 1))
+        return (x,), _rope(x)
+
+    return build
+
+
+def rope_halves(x):
+    return _rope(x, pairing="halves")
+
+
+def rope_from_one(x):
+    return _rope(x, first=1)
+
+
+def rope_negative_angle(x):
+    return _rope(x, sign=-1.0)
+
+
+def rope_identity(x):
+    return x.clone()
+
+
+def rope_swapped_sin_cos(x):
+    a, b = x[..., 0::2], x[..., 1::2]
+    angles = torch.arange(x.shape[-2])[:, None] * 10000.0 ** (-torch.arange(0, x.shape[-1], 2) / x.shape[-1])
+    cos, sin = torch.cos(angles), torch.sin(angles)
+    return torch.stack([a * sin - b * cos, a * cos + b * sin], dim=-1).flatten(-2)
+
+
+def rope_exponent_i(x):
+    d_head = x.shape[-1]
+    a, b = x[..., 0::2], x[..., 1::2]
+    angles = torch.arange(x.shape[-2])[:, None] * 10000.0 ** (-torch.arange(d_head // 2) / d_head)
+    cos, sin = torch.cos(angles), torch.sin(angles)
+    return torch.stack([a * cos - b * sin, a * sin + b * cos], dim=-1).flatten(-2)
+
+
+ROPE_MISTAKES = [
+    Mistake(
+        "pairing_halves",
+        "the pairs are features (i, i + d_head/2) (the 'halves' convention) instead of neighbours (2i, 2i + 1)",
+        "This exercise uses the paper's interleaved pairing: a = x[..., 0::2], b = x[..., 1::2], and the turned pairs "
+        "go back to the same places (stack them on a new last axis, then flatten). Both conventions are valid, but "
+        "queries, keys and a trained model must all use the same one.",
+        rope_halves,
+    ),
+    Mistake(
+        "positions_from_one",
+        "the positions start at 1 instead of 0",
+        "Position m runs over 0, 1, ..., seq − 1 (torch.arange(seq)): the first row must come back unchanged, since "
+        "a turn by angle 0 is the identity.",
+        rope_from_one,
+    ),
+    Mistake(
+        "negative_angle",
+        "each pair turns the wrong way (by −m·θ_i)",
+        "(a, b) → (a cos(mθ) − b sin(mθ), a sin(mθ) + b cos(mθ)): the minus sign is on b·sin in the first component.",
+        rope_negative_angle,
+    ),
+    Mistake(
+        "sin_cos_swapped",
+        "sine and cosine are swapped in the rotation",
+        "A turn by angle φ keeps a at a·cos φ when φ = 0: the cosine multiplies the feature itself.",
+        rope_swapped_sin_cos,
+    ),
+    Mistake(
+        "exponent_pair_index",
+        "the frequencies use i / d_head instead of 2i / d_head",
+        "θ_i = 10000^(−2i / d_head): torch.arange(0, d_head, 2) counts 2i directly.",
+        rope_exponent_i,
+    ),
+    Mistake(
+        "not_rotated",
+        "the input comes back unchanged",
+        "Turn every pair (a, b) of row m by the angle m·θ_i; only row 0 stays as it is.",
+        rope_identity,
+    ),
+]
+
+ROPE_SPEC = CheckSpec(
+    name="check_rope",
+    function="apply_rope",
+    arg_names=("x",),
+    output=TensorOut("(batch, seq, d_head)"),
+    cases=[Case(f"random sizes, draw {n + 1}", _rope_case(1000 + 17 * n)) for n in range(3)],
+    mistakes=ROPE_MISTAKES,
+    success="Every pair turns by m·θ_i: scores between your queries and keys now depend on the offset only.",
+    reference=lambda x: _rope(x),
+    atol=1e-5,
+)
+
+
+def check_rope(apply_rope, verbose: bool = True) -> CheckResult:
+    """Check ``apply_rope(x)`` against ``course_lib.rotary.apply_rotary(x, pairing="interleaved")``."""
+    return run_check(ROPE_SPEC, apply_rope, verbose)
+
+
+# --- rope_attention ---------------------------------------------------------------------------------------------
+def _attention(queries, keys, values, rotate_values=False):
+    scores = _rope(queries) @ _rope(keys).transpose(-2, -1) / math.sqrt(queries.shape[-1])
+    return torch.softmax(scores, dim=-1) @ (_rope(values) if rotate_values else values)
+
+
+def _attention_case(seed):
+    def build():
+        batch, seq, d_head = _sizes(seed)
+        g = torch.Generator().manual_seed(seed + 2)
+        q, k, v = (torch.randn(batch, seq, d_head, generator=g) for _ in range(3))
+        return (q, k, v), _attention(q, k, v)
+
+    return build
+
+
+def attention_values_rotated(queries, keys, values):
+    return _attention(queries, keys, values, rotate_values=True)
+
+
+def attention_no_rope(queries, keys, values):
+    scores = queries @ keys.transpose(-2, -1) / math.sqrt(queries.shape[-1])
+    return torch.softmax(scores, dim=-1) @ values
+
+
+def attention_only_queries(queries, keys, values):
+    scores = _rope(queries) @ keys.transpose(-2, -1) / math.sqrt(queries.shape[-1])
+    return torch.softmax(scores, dim=-1) @ values
+
+
+def attention_no_scaling(queries, keys, values):
+    scores = _rope(queries) @ _rope(keys).transpose(-2, -1)
+    return torch.softmax(scores, dim=-1) @ values
+
+
+ATTENTION_MISTAKES = [
+    Mistake(
+        "values_rotated",
+        "the values are rotated too",
+        "RoPE turns the queries and the keys, because only their dot product should see positions. The values carry "
+        "content: multiply the weights by the values as they are.",
+        attention_values_rotated,
+    ),
+    Mistake(
+        "keys_not_rotated",
+        "only the queries are rotated",
+        "Turn the keys as well: the offset m − n appears only when both sides of the dot product are turned.",
+        attention_only_queries,
+    ),
+    Mistake(
+        "no_rotation",
+        "neither queries nor keys are rotated",
+        "Call your apply_rope on the queries and on the keys before the scores.",
+        attention_no_rope,
+    ),
+    Mistake(
+        "no_scaling",
+        "the scores are not divided by √d_k",
+        "Divide the scores by math.sqrt(d_k), with d_k = queries.shape[-1], as in notebook 02.",
+        attention_no_scaling,
+    ),
+]
+
+ATTENTION_SPEC = CheckSpec(
+    name="check_rope_attention",
+    function="rope_attention",
+    arg_names=("queries", "keys", "values"),
+    output=TensorOut("(batch, seq, d_v)"),
+    cases=[Case(f"random sizes, draw {n + 1}", _attention_case(2000 + 31 * n)) for n in range(3)],
+    mistakes=ATTENTION_MISTAKES,
+    success="Rotated queries and keys, plain values: attention with rotary positions.",
+    reference=lambda q, k, v: _attention(q, k, v),
+)
+
+
+def check_rope_attention(rope_attention, verbose: bool = True) -> CheckResult:
+    """Check ``rope_attention(queries, keys, values)`` against softmax(RoPE(Q) RoPE(K)ᵀ/√d_k) V."""
+    return run_check(ATTENTION_SPEC, rope_attention, verbose)
+
+
+# --- online_softmax_step ----------------------------------------------------------------------------------------
+def _step_case(seed, first_block: bool = False):
+    def build():
+        g = torch.Generator().manual_seed(seed)
+        rows, tile, d_v = (int(v) for v in torch.randint(2, 7, (3,), generator=g))
+        if first_block:
+            running_max, running_sum, output = (
+                torch.full((rows,), float("-inf")),
+                torch.zeros(rows),
+                torch.zeros(rows, d_v),
+            )
+        else:  # a state after an earlier block, whose maximum the new block beats in some rows and not in others
+            old = torch.randn(rows, tile + 1, generator=g) * 2
+            running_max, running_sum, output = reference_step(
+                torch.full((rows,), float("-inf")),
+                torch.zeros(rows),
+                torch.zeros(rows, d_v),
+                old,
+                torch.randn(tile + 1, d_v, generator=g),
+            )
+        scores = torch.randn(rows, tile, generator=g) * 2 + torch.linspace(-3, 3, rows)[:, None]
+        values = torch.randn(tile, d_v, generator=g)
+        args = (running_max, running_sum, output, scores, values)
+        return args, reference_step(*args)
+
+    return build
+
+
+def _step(running_max, running_sum, output, scores, values, sum_rescale=True, output_rescale=True, old_max=False):
+    new_max = running_max if old_max else torch.maximum(running_max, scores.amax(dim=-1))
+    if old_max:
+        new_max = torch.where(torch.isinf(running_max), scores.amax(dim=-1), running_max)
+    rescale = torch.exp(running_max - new_max)
+    weights = torch.exp(scores - new_max[:, None])
+    new_sum = (rescale if sum_rescale else 1.0) * running_sum + weights.sum(-1)
+    new_output = (rescale[:, None] if output_rescale else 1.0) * output + weights @ values
+    return new_max, new_sum, new_output
+
+
+def step_no_sum_rescale(running_max, running_sum, output, scores, values):
+    return _step(running_max, running_sum, output, scores, values, sum_rescale=False)
+
+
+def step_no_output_rescale(running_max, running_sum, output, scores, values):
+    return _step(running_max, running_sum, output, scores, values, output_rescale=False)
+
+
+def step_no_rescale(running_max, running_sum, output, scores, values):
+    return _step(running_max, running_sum, output, scores, values, sum_rescale=False, output_rescale=False)
+
+
+def step_old_max(running_max, running_sum, output, scores, values):
+    return _step(running_max, running_sum, output, scores, values, old_max=True)
+
+
+def step_normalised_output(running_max, running_sum, output, scores, values):
+    new_max, new_sum, new_output = _step(running_max, running_sum, output, scores, values)
+    return new_max, new_sum, new_output / new_sum[:, None]
+
+
+def _probe_sum_only(value, args) -> bool:
+    """Right max and output, wrong sum: the running sum was not rescaled (or rescaled the wrong way)."""
+    expected = reference_step(*args)
+    return (
+        isinstance(value, tuple)
+        and len(value) == 3
+        and all(isinstance(v, torch.Tensor) for v in value)
+        and torch.allclose(value[0], expected[0])
+        and torch.allclose(value[2], expected[2], atol=1e-5)
+        and not torch.allclose(value[1], expected[1], atol=1e-5)
+    )
+
+
+STEP_MISTAKES = [
+    Mistake(
+        "sum_not_rescaled",
+        "the running sum is not rescaled when the maximum grows",
+        "Every term already in the running sum was e^(s − m) with the old maximum m. Multiply the old sum by "
+        "e^(m − m_new) before adding the new block's e^(s − m_new).",
+        step_no_sum_rescale,
+        probe=_probe_sum_only,
+    ),
+    Mistake(
+        "output_not_rescaled",
+        "the running output is not rescaled when the maximum grows",
+        "The output holds Σ e^(s − m) v with the old maximum m: multiply it by e^(m − m_new) (one factor per row, "
+        "so add an axis: rescale[:, None]) before adding the new block's weights @ values.",
+        step_no_output_rescale,
+    ),
+    Mistake(
+        "nothing_rescaled",
+        "neither the running sum nor the running output is rescaled when the maximum grows",
+        "Both were computed relative to the old maximum m: multiply both by e^(m − m_new) before adding the new block.",
+        step_no_rescale,
+    ),
+    Mistake(
+        "max_before_block",
+        "the maximum is taken before the new block is seen",
+        "The new maximum must include the new scores: m_new = max(m, max of this block's scores per row). Otherwise "
+        "e^(s − m) can overflow when a later block holds a larger score.",
+        step_old_max,
+    ),
+    Mistake(
+        "output_normalised",
+        "the output is divided by the running sum at every step",
+        "Keep the output unnormalised (Σ e^(s − m) v); the division by the sum happens once, after the last block.",
+        step_normalised_output,
+    ),
+]
+
+STEP_SPEC = CheckSpec(
+    name="check_online_softmax_step",
+    function="online_softmax_step",
+    arg_names=("running_max", "running_sum", "output", "scores", "values"),
+    output=TupleOut((("running_max", "(rows,)"), ("running_sum", "(rows,)"), ("output", "(rows, d_v)"))),
+    cases=[
+        Case("a state after one block, random sizes", _step_case(3000)),
+        Case("another state, random sizes", _step_case(3017)),
+        Case("the first block (max = −inf, sum = 0)", _step_case(3031, first_block=True)),
+    ],
+    mistakes=STEP_MISTAKES,
+    success="Max, sum and output all follow the new block: run it over every tile and output / sum is the softmax.",
+)
+
+
+def check_online_softmax_step(online_softmax_step, verbose: bool = True) -> CheckResult:
+    """Check ``online_softmax_step(running_max, running_sum, output, scores, values)`` against course_lib's."""
+    return run_check(STEP_SPEC, online_softmax_step, verbose)
