@@ -47,7 +47,9 @@ from course_lib.tools.cli import main as cli_main
 
 # every bank comes from the syllabus: a new notebook's bank is tested without editing this file
 NOTEBOOK_BANKS = [row.quiz for row in syllabus.COURSE if row.quiz and row.number not in syllabus.KNOWLEDGE_CHECKS]
-ALL_BANKS = NOTEBOOK_BANKS + [row.quiz for row in syllabus.COURSE if row.quiz and row.number in syllabus.KNOWLEDGE_CHECKS]
+ALL_BANKS = NOTEBOOK_BANKS + [
+    row.quiz for row in syllabus.COURSE if row.quiz and row.number in syllabus.KNOWLEDGE_CHECKS
+]
 QUIZZES = {name: load_bank(name) for name in ALL_BANKS}
 QUESTIONS = [(name, q) for name, quiz in QUIZZES.items() for q in quiz.questions]
 
@@ -84,10 +86,17 @@ def test_final_check_spans_every_topic_of_part_1_and_nothing_after():
     final = QUIZZES["final"]
     assert len(final) >= 15
     counts = Counter(q.topic for q in final.questions)
-# every bank comes from the syllabus: a new notebook's bank is tested without editing this file
-NOTEBOOK_BANKS = [row.quiz for row in syllabus.COURSE if row.quiz and row.number not in syllabus.KNOWLEDGE_CHECKS]
-ALL_BANKS = NOTEBOOK_BANKS + [row.quiz for row in syllabus.COURSE if row.quiz and row.number in syllabus.KNOWLEDGE_CHECKS]
+    part_1 = syllabus.part_of(syllabus.FINAL_CHECK).notebooks
+    taught = {q.topic for name in NOTEBOOK_BANKS if name in part_1 for q in QUIZZES[name].questions}
+    assert set(counts) == taught, f"missing topics: {taught - set(counts)}, extra: {set(counts) - taught}"
+    assert {q.notebook for q in final.questions} <= set(part_1), "Part 1's check quizzes notebooks 01-06 only"
     assert min(counts.values()) >= 2, f"each topic needs at least 2 questions for a meaningful score: {counts}"
+
+
+def test_the_part_2_check_quizzes_part_2_only():
+    part2 = QUIZZES["part2"]
+    part_2 = syllabus.part_of(syllabus.PART2_CHECK).notebooks
+    assert {q.notebook for q in part2.questions} <= set(part_2), "Part 2's check quizzes Part 2's notebooks only"
 
 
 def test_each_bank_mixes_question_kinds_and_answer_positions():
