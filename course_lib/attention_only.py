@@ -41,7 +41,11 @@ class AttentionOnlyLayer(nn.Module):
     def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The queries, keys and values of every head: each ``(batch, num_heads, seq, d_head)``."""
         a = self.attention
-        return split_heads(a.w_q(x), a.num_heads), split_heads(a.w_k(x), a.num_heads), split_heads(a.w_v(x), a.num_heads)
+        return (
+            split_heads(a.w_q(x), a.num_heads),
+            split_heads(a.w_k(x), a.num_heads),
+            split_heads(a.w_v(x), a.num_heads),
+        )
 
     def forward(self, x: torch.Tensor, head_on: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """x: ``(batch, seq, d_model)``; head_on: ``(num_heads,)`` of 1.0 (on) / 0.0 (off), or None for all on.
@@ -64,10 +68,19 @@ class AttentionOnlyLM(nn.Module):
 
     def __init__(self, vocab_size: int, d_model: int = 32, num_heads: int = 2, n_layers: int = 2, max_len: int = 32):
         super().__init__()
-        for name, value in (("vocab_size", vocab_size), ("d_model", d_model), ("n_layers", n_layers), ("max_len", max_len)):
+        for name, value in (
+            ("vocab_size", vocab_size),
+            ("d_model", d_model),
+            ("n_layers", n_layers),
+            ("max_len", max_len),
+        ):
             check_positive_int(name, value)
         self.vocab_size, self.d_model, self.num_heads, self.n_layers, self.max_len = (
-            vocab_size, d_model, num_heads, n_layers, max_len,
+            vocab_size,
+            d_model,
+            num_heads,
+            n_layers,
+            max_len,
         )
         self.token_embedding = nn.Embedding(vocab_size, d_model)
         self.position_embedding = nn.Embedding(max_len, d_model)

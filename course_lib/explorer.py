@@ -155,7 +155,9 @@ def logits_of(output) -> torch.Tensor:
     return output[0] if isinstance(output, tuple) else output
 
 
-def next_token_readout(tokens: torch.Tensor, labels: Sequence[str]) -> Callable[[object, int], tuple[str, float | None]]:
+def next_token_readout(
+    tokens: torch.Tensor, labels: Sequence[str]
+) -> Callable[[object, int], tuple[str, float | None]]:
     """For language models: at query ``t``, the predicted next token and the loss of the true one (None at the end)."""
 
     def readout(output, query: int) -> tuple[str, float | None]:
@@ -264,7 +266,9 @@ class AttentionExplorer:
         self.readout = readout or next_token_readout(tokens, labels)
         self.layers, self.output = trace(model, tokens, self.causal)
         self.num_heads = self.layers[0].weights.shape[0]
-        self.static_inputs = [(tokens, labels)] + [(torch.as_tensor(t).reshape(1, -1), list(l)) for t, l in static_inputs]
+        self.static_inputs = [(tokens, labels)] + [
+            (torch.as_tensor(t).reshape(1, -1), list(l)) for t, l in static_inputs
+        ]
         seq = tokens.shape[1]
         self.query, self.key, self.layer, self.head, self.stage = seq - 1, seq - 1, 0, 0, len(STAGES) - 1
         self.ablated: set[tuple[int, int]] = set()
@@ -314,7 +318,9 @@ class AttentionExplorer:
         lines = [f"{self.title}: query {self.labels[self.query]!r} at position {self.query}"]
         for layer, t in enumerate(self.layers):
             for head in range(self.num_heads):
-                lines.append("  " + describe_row(self.labels, t.weights[head, self.query].tolist(), self.query, layer, head))
+                lines.append(
+                    "  " + describe_row(self.labels, t.weights[head, self.query].tolist(), self.query, layer, head)
+                )
         terms = self.terms()
         lines.append(
             f"  score of query {self.query} and key {self.key} in layer {self.layer} head {self.head}: "
@@ -323,7 +329,9 @@ class AttentionExplorer:
         effect = self.effect()
         (guess, loss), (guess_off, loss_off) = effect["before"], effect["after"]
         off = ", ".join(f"L{a}H{b}" for a, b in sorted(self.ablated)) or "none"
-        lines.append(f"  prediction {guess!r} (loss {_fmt(loss)}); with heads off ({off}): {guess_off!r} (loss {_fmt(loss_off)})")
+        lines.append(
+            f"  prediction {guess!r} (loss {_fmt(loss)}); with heads off ({off}): {guess_off!r} (loss {_fmt(loss_off)})"
+        )
         return "\n".join(lines)
 
     def _detail_html(self) -> str:
@@ -333,7 +341,9 @@ class AttentionExplorer:
         if name == "·V":
             stage = "output vector of the head: " + ", ".join(f"{x:.3f}" for x in row)
         else:
-            stage = " ".join(f"<span>{html.escape(self.labels[k])}:&nbsp;{_fmt(x, 3)}</span>" for k, x in enumerate(row))
+            stage = " ".join(
+                f"<span>{html.escape(self.labels[k])}:&nbsp;{_fmt(x, 3)}</span>" for k, x in enumerate(row)
+            )
         terms = self.terms()
         products = " + ".join(f"{x:.2f}" for x in terms.tolist())
         effect = self.effect()
@@ -365,44 +375,58 @@ class AttentionExplorer:
 
         seq = self.tokens.shape[1]
         options = [(f"{label}·{i}", i) for i, label in enumerate(self.labels)]
-        self._strip = widgets.ToggleButtons(options=options, value=self.query, description="query",
-                                            tooltips=[f"query: {label} at position {i}" for i, label in enumerate(self.labels)],
-                                            style={"button_width": "auto"})
+        self._strip = widgets.ToggleButtons(
+            options=options,
+            value=self.query,
+            description="query",
+            tooltips=[f"query: {label} at position {i}" for i, label in enumerate(self.labels)],
+            style={"button_width": "auto"},
+        )
         self._key = widgets.Dropdown(options=options, value=self.key, description="key")
         self._layer = widgets.Dropdown(options=list(range(len(self.layers))), value=self.layer, description="layer")
         self._head = widgets.Dropdown(options=list(range(self.num_heads)), value=self.head, description="head")
-        self._stage = widgets.ToggleButtons(options=[(name, i) for i, name in enumerate(STAGES)], value=self.stage,
-                                            description="stage", style={"button_width": "auto"})
+        self._stage = widgets.ToggleButtons(
+            options=[(name, i) for i, name in enumerate(STAGES)],
+            value=self.stage,
+            description="stage",
+            style={"button_width": "auto"},
+        )
         self._switches = [
             widgets.Checkbox(value=False, description=f"switch off L{layer}H{head}", indent=False)
-            for layer in range(len(self.layers)) for head in range(self.num_heads)
+            for layer in range(len(self.layers))
+            for head in range(self.num_heads)
         ]
         self._view = widgets.HTML()
         for control in (self._strip, self._key, self._layer, self._head, self._stage, *self._switches):
             control.observe(self._on_change, names="value")
         del seq
-        self._widget = widgets.VBox([
-            self._strip,
-            widgets.HBox([self._layer, self._head, self._key]),
-            self._stage,
-            widgets.HBox(self._switches),
-            self._view,
-        ])
+        self._widget = widgets.VBox(
+            [
+                self._strip,
+                widgets.HBox([self._layer, self._head, self._key]),
+                self._stage,
+                widgets.HBox(self._switches),
+                self._view,
+            ]
+        )
         self._refresh()
         return self._widget
 
     def _on_change(self, change) -> None:
-        ablated = {
-            (i // self.num_heads, i % self.num_heads) for i, box in enumerate(self._switches) if box.value
-        }
+        ablated = {(i // self.num_heads, i % self.num_heads) for i, box in enumerate(self._switches) if box.value}
         self.select(self._strip.value, self._key.value, self._layer.value, self._head.value, self._stage.value, ablated)
 
     def _refresh(self) -> None:
         w = self._widget
         if w is None:
             return
-        for control, value in ((self._strip, self.query), (self._key, self.key), (self._layer, self.layer),
-                               (self._head, self.head), (self._stage, self.stage)):
+        for control, value in (
+            (self._strip, self.query),
+            (self._key, self.key),
+            (self._layer, self.layer),
+            (self._head, self.head),
+            (self._stage, self.stage),
+        ):
             if control.value != value:
                 control.value = value
         self._view.value = self.html()
@@ -413,15 +437,26 @@ class AttentionExplorer:
         frames = []
         for tokens, labels in self.static_inputs:
             layers, _ = trace(self.model, tokens, self.causal)
-            frames.append({
-                "labels": list(labels),
-                "weights": [[[[round(w, 2) for w in row] for row in t.weights[h].tolist()] for h in range(t.weights.shape[0])] for t in layers],
-            })
+            frames.append(
+                {
+                    "labels": list(labels),
+                    "weights": [
+                        [
+                            [[round(w, 2) for w in row] for row in t.weights[h].tolist()]
+                            for h in range(t.weights.shape[0])
+                        ]
+                        for t in layers
+                    ],
+                }
+            )
         uid = f"attx{id(self):x}"
         data = json.dumps(frames, ensure_ascii=True).replace("</", "<\\/")
-        return _STATIC_TEMPLATE.replace("__UID__", uid).replace("__DATA__", data).replace(
-            "__TITLE__", html.escape(self.title)
-        ).replace("__FIRST__", self._static_first_view())
+        return (
+            _STATIC_TEMPLATE.replace("__UID__", uid)
+            .replace("__DATA__", data)
+            .replace("__TITLE__", html.escape(self.title))
+            .replace("__FIRST__", self._static_first_view())
+        )
 
     def _static_first_view(self) -> str:
         return grid_html(self.labels, [t.weights for t in self.layers], self.query)

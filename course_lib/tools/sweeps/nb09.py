@@ -15,8 +15,18 @@ def induction_heads(seeds, *, steps: int = induction.STEPS) -> Table:
     ln_vocab = math.log(induction.VOCAB_SIZE)
     table = Table(
         f"Two layers × one head, {steps} steps; a one-layer model (2 heads, the same d_model) beside it",
-        ["seed", "repeat loss", "previous-token L0", "prefix-matching L1", "loss / score halfway step",
-         "repeat loss, L1 off", "repeat loss, L0 off", "1-layer repeat loss", "1-layer prefix score", "all claims"],
+        [
+            "seed",
+            "repeat loss",
+            "previous-token L0",
+            "prefix-matching L1",
+            "loss / score halfway step",
+            "repeat loss, L1 off",
+            "repeat loss, L0 off",
+            "1-layer repeat loss",
+            "1-layer prefix score",
+            "all claims",
+        ],
     )
     for seed in seeds:
         run = induction.train(seed, steps=steps)
@@ -37,8 +47,18 @@ def induction_heads(seeds, *, steps: int = induction.STEPS) -> Table:
             "one_prefix": one_result["prefix"][0].max().item(),
         }
         holds = claims_hold(row, ln_vocab)
-        table.add(seed, row["repeat"], row["previous"], row["prefix"], f"{loss_step} / {score_step}",
-                  row["induction_off"], row["previous_off"], row["one_repeat"], row["one_prefix"], holds)
+        table.add(
+            seed,
+            row["repeat"],
+            row["previous"],
+            row["prefix"],
+            f"{loss_step} / {score_step}",
+            row["induction_off"],
+            row["previous_off"],
+            row["one_repeat"],
+            row["one_prefix"],
+            holds,
+        )
         progress(f"seed {seed}: {row}")
     column = table.column
     table.notes += [
