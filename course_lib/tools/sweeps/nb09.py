@@ -62,7 +62,7 @@ def induction_heads(seeds, *, steps: int = induction.STEPS) -> Table:
         progress(f"seed {seed}: {row}")
     column = table.column
     table.notes += [
-        f"- repeated-half loss {span(column('repeat'))} (ln {induction.VOCAB_SIZE} = {ln_vocab:.3f} without looking back)",
+        f"- repeated-half loss {span(column('repeat loss'))} (ln {induction.VOCAB_SIZE} = {ln_vocab:.3f} without looking back)",
         f"- previous-token score in layer 0 {span(column('previous-token L0'))}; prefix-matching in layer 1 "
         f"{span(column('prefix-matching L1'))}",
         f"- induction head off: repeated-half loss {span(column('repeat loss, L1 off'))}; previous-token head off: "
