@@ -1,0 +1,543 @@
+"""An attention explorer for the course's trained models (notebooks 03, 08 and 09).
+
+Pick a query token and see, for every layer and head, where it looks; pick a key and see its score split into the
+per-dimension products ``q_i k_i`` that sum to it; step through the stages of one head,
+
+    QKᵀ  →  ÷√d_k  →  mask  →  softmax  →  ·V
+
+on the model's own tensors; switch heads off and see the prediction and the loss change.
+
+It works on any model whose attention layers are course ``MultiHeadAttention`` modules (the classifier of 03, the
+``DecoderLM`` of 08, the ``AttentionOnlyLM`` of 09): it reads each layer's queries, keys and values from the outputs
+of ``w_q``, ``w_k``, ``w_v`` (forward hooks), and switches a head off by zeroing its slice of the input of ``w_o``.
+
+Everything is drawn as HTML tables (fast, readable by a screen reader, operable by keyboard). The display also
+carries a ``text/html`` version with the attention of every head and every query precomputed and a few lines of
+inline script, so a page rendered without a kernel still lets the reader pick the query token; ``text`` is the
+plain-text fallback.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from ._validate import CourseInputError
+from .attention import scaled_dot_product_attention, softmax
+from .multihead import MultiHeadAttention, split_heads
+
+STAGES = ("QKᵀ", "÷√d_k", "mask", "softmax", "·V")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Reading a model's attention
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def attention_layers(model: nn.Module) -> list[MultiHeadAttention]:
+    """The model's ``MultiHeadAttention`` modules, in the order they run (layer 0 first)."""
+    layers = [module for module in model.modules() if isinstance(module, MultiHeadAttention)]
+    if not layers:
+        raise CourseInputError(
+            f"{type(model).__name__} has no course MultiHeadAttention layer, so there is no attention to explore"
+        )
+    return layers
+
+
+def is_causal(model: nn.Module) -> bool:
+    """Decoders (08's ``DecoderLM``, 09's ``AttentionOnlyLM``) mask the future; the classifiers of 03-06 do not."""
+    return type(model).__name__ in ("DecoderLM", "AttentionOnlyLM")
+
+
+@dataclass
+class LayerTrace:
+    """One layer's attention on one sequence: ``queries``, ``keys``, ``values`` ``(num_heads, seq, d_head)``,
+    ``mask`` ``(seq, seq)`` boolean or None, and the model's own ``weights`` ``(num_heads, seq, seq)``."""
+
+    queries: torch.Tensor
+    keys: torch.Tensor
+    values: torch.Tensor
+    mask: torch.Tensor | None
+    weights: torch.Tensor
+
+
+def trace(model: nn.Module, tokens: torch.Tensor, causal: bool | None = None) -> tuple[list[LayerTrace], object]:
+    """Run ``model(tokens)`` (``tokens``: one sequence, ``(1, seq)``) and record every layer's attention.
+
+    Returns ``(layers, output)``: a ``LayerTrace`` per attention layer and the model's output.
+    """
+    causal = is_causal(model) if causal is None else causal
+    captured: dict[tuple[int, str], torch.Tensor] = {}
+    hooks = []
+    for index, mha in enumerate(attention_layers(model)):
+        for name in ("w_q", "w_k", "w_v"):
+
+            def keep(module, inputs, output, key=(index, name), heads=mha.num_heads):
+                captured[key] = split_heads(output.detach(), heads)[0]  # (num_heads, seq, d_head)
+
+            hooks.append(getattr(mha, name).register_forward_hook(keep))
+    try:
+        with torch.no_grad():
+            output = model(tokens)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    layers = []
+    for index in range(len(attention_layers(model))):
+        queries, keys, values = (captured[(index, name)] for name in ("w_q", "w_k", "w_v"))
+        seq = queries.shape[1]
+        mask = torch.ones(seq, seq, dtype=torch.bool).tril() if causal else None
+        _, weights = scaled_dot_product_attention(queries, keys, values, mask)
+        layers.append(LayerTrace(queries, keys, values, mask, weights))
+    return layers, output
+
+
+def attention_stages(
+    queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor | None = None
+) -> dict[str, torch.Tensor]:
+    """The five stages of ``softmax(QKᵀ/√d_k) V``, one tensor each, keyed by ``STAGES``.
+
+    queries ``(..., seq_q, d_k)``, keys ``(..., seq_k, d_k)``, values ``(..., seq_k, d_v)``; mask boolean
+    ``(seq_q, seq_k)``, True = may attend. The last two equal ``scaled_dot_product_attention``'s weights and output.
+    """
+    d_k = keys.shape[-1]
+    scores = queries @ keys.transpose(-2, -1)  # QKᵀ: (..., seq_q, seq_k)
+    scaled = scores / math.sqrt(d_k)  # ÷√d_k
+    masked = scaled if mask is None else scaled.masked_fill(~mask, float("-inf"))  # blocked keys: −∞
+    weights = softmax(masked, dim=-1)  # each row sums to 1
+    return dict(zip(STAGES, (scores, scaled, masked, weights, weights @ values)))
+
+
+def score_terms(queries: torch.Tensor, keys: torch.Tensor, query: int, key: int) -> torch.Tensor:
+    """The products ``q_i k_i`` of one head's query ``query`` and key ``key``: ``(d_k,)``; they sum to ``(QKᵀ)[query, key]``.
+
+    queries, keys: ``(seq, d_k)`` of one head.
+    """
+    return queries[query] * keys[key]
+
+
+@contextmanager
+def heads_off(model: nn.Module, heads: Iterable[tuple[int, int]]):
+    """Inside the ``with`` block, the ``(layer, head)`` pairs write nothing: their slice of ``w_o``'s input is zero."""
+    layers = attention_layers(model)
+    by_layer: dict[int, list[int]] = {}
+    for layer, head in heads:
+        if not (0 <= layer < len(layers) and 0 <= head < layers[layer].num_heads):
+            raise CourseInputError(f"no head ({layer}, {head}) in this model")
+        by_layer.setdefault(layer, []).append(head)
+    hooks = []
+    for layer, chosen in by_layer.items():
+        d_head = layers[layer].d_head
+
+        def zero(module, inputs, chosen=tuple(chosen), d_head=d_head):
+            x = inputs[0].clone()  # (batch, seq, num_heads * d_head): the heads side by side
+            for head in chosen:
+                x[..., head * d_head : (head + 1) * d_head] = 0.0
+            return (x,)
+
+        hooks.append(layers[layer].w_o.register_forward_pre_hook(zero))
+    try:
+        yield model
+    finally:
+        for hook in hooks:
+            hook.remove()
+
+
+def logits_of(output) -> torch.Tensor:
+    """The logits of a model's output (09's model returns ``(logits, weights)``)."""
+    return output[0] if isinstance(output, tuple) else output
+
+
+def next_token_readout(
+    tokens: torch.Tensor, labels: Sequence[str]
+) -> Callable[[object, int], tuple[str, float | None]]:
+    """For language models: at query ``t``, the predicted next token and the loss of the true one (None at the end)."""
+
+    def readout(output, query: int) -> tuple[str, float | None]:
+        logits = logits_of(output)[0, query]  # (vocab,)
+        log_probs = logits.log_softmax(-1)
+        guess = int(logits.argmax())
+        loss = None if query + 1 >= tokens.shape[1] else float(-log_probs[tokens[0, query + 1]])
+        return labels[guess] if guess < len(labels) else str(guess), loss
+
+    return readout
+
+
+def class_readout(target: int, class_names: Sequence[str]) -> Callable[[object, int], tuple[str, float | None]]:
+    """For classifiers: the predicted class and the loss of the ``target`` class (the same for every query)."""
+
+    def readout(output, query: int) -> tuple[str, float | None]:
+        logits = logits_of(output)[0]  # (num_classes,)
+        return class_names[int(logits.argmax())], float(-logits.log_softmax(-1)[target])
+
+    return readout
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# HTML pieces (shared by the live widget and the static page)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _shade(weight: float) -> str:
+    """A blue background whose strength is the weight, with text that stays readable on it."""
+    weight = min(max(weight, 0.0), 1.0)
+    colour = "#fff" if weight > 0.55 else "#111"
+    return f"background:rgba(31,119,180,{weight:.2f});color:{colour}"
+
+
+def _row_html(labels: Sequence[str], row: Sequence[float], caption: str, focus: int | None = None) -> str:
+    cells = "".join(
+        f'<td style="{_shade(w)};padding:1px 3px;text-align:center;'
+        f'{"outline:2px solid #d62728;" if k == focus else ""}" title="{html.escape(labels[k])}: {w:.2f}">'
+        f"{html.escape(labels[k])}<br>{w:.2f}</td>"
+        for k, w in enumerate(row)
+    )
+    return (
+        f'<table style="border-collapse:collapse;font:11px monospace" aria-label="{html.escape(caption)}">'
+        f'<caption style="text-align:left;font:12px sans-serif">{html.escape(caption)}</caption><tr>{cells}</tr></table>'
+    )
+
+
+def describe_row(labels: Sequence[str], row: Sequence[float], query: int, layer: int, head: int) -> str:
+    """One sentence from the data, used as alt text and in the text fallback."""
+    best = max(range(len(row)), key=lambda k: row[k])
+    return (
+        f"layer {layer} head {head}: from {labels[query]!r} (position {query}) the most attention, "
+        f"{row[best]:.2f}, goes to {labels[best]!r} (position {best})"
+    )
+
+
+def grid_html(labels: Sequence[str], weights: Sequence[torch.Tensor], query: int) -> str:
+    """The layer × head grid: for each head, the attention row of ``query`` over the keys."""
+    rows = []
+    for layer, layer_weights in enumerate(weights):
+        cells = "".join(
+            f'<td style="padding:2px 6px;vertical-align:top">'
+            f"{_row_html(labels, layer_weights[head, query].tolist(), describe_row(labels, layer_weights[head, query].tolist(), query, layer, head))}</td>"
+            for head in range(layer_weights.shape[0])
+        )
+        rows.append(f"<tr>{cells}</tr>")
+    return f'<table role="presentation">{"".join(rows)}</table>'
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The explorer
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class AttentionExplorer:
+    """Explore the attention of ``model`` on one sequence.
+
+    tokens: ``(1, seq)`` ids (or ``(seq,)``); labels: one string per position; readout(output, query) returns the
+    prediction label and the loss at ``query`` (default: next token, for language models); causal: mask the future
+    (default: from the model type); static_inputs: more ``(tokens, labels)`` pairs for the page without a kernel.
+
+    ``display(explorer)`` shows the widget (with a static HTML version for pages without a kernel); ``text`` is the
+    plain-text description of the current view; ``select(...)`` changes the view from Python.
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        tokens: torch.Tensor,
+        labels: Sequence[str],
+        readout: Callable[[object, int], tuple[str, float | None]] | None = None,
+        causal: bool | None = None,
+        static_inputs: Sequence[tuple[torch.Tensor, Sequence[str]]] = (),
+        title: str = "Attention explorer",
+    ):
+        tokens = torch.as_tensor(tokens)
+        if tokens.dim() == 1:
+            tokens = tokens[None]
+        if tokens.dim() != 2 or tokens.shape[0] != 1:
+            raise CourseInputError(f"tokens must be one sequence, (1, seq) or (seq,), got shape {tuple(tokens.shape)}")
+        labels = [str(label) for label in labels]
+        if len(labels) != tokens.shape[1]:
+            raise CourseInputError(f"give one label per token: {tokens.shape[1]} tokens but {len(labels)} labels")
+        self.model, self.tokens, self.labels, self.title = model.eval(), tokens, labels, title
+        self.causal = is_causal(model) if causal is None else causal
+        self.readout = readout or next_token_readout(tokens, labels)
+        self.layers, self.output = trace(model, tokens, self.causal)
+        self.num_heads = self.layers[0].weights.shape[0]
+        self.static_inputs = [(tokens, labels)] + [
+            (torch.as_tensor(t).reshape(1, -1), list(l)) for t, l in static_inputs
+        ]
+        seq = tokens.shape[1]
+        self.query, self.key, self.layer, self.head, self.stage = seq - 1, seq - 1, 0, 0, len(STAGES) - 1
+        self.ablated: set[tuple[int, int]] = set()
+        self._widget = None
+
+    # --- state -------------------------------------------------------------------------------------------------
+    def select(self, query=None, key=None, layer=None, head=None, stage=None, ablated=None) -> AttentionExplorer:
+        """Change the view (any subset): positions, layer, head, stage (index or name), ablated ``(layer, head)`` pairs."""
+        seq = self.tokens.shape[1]
+        if query is not None:
+            self.query = int(query) % seq
+        if key is not None:
+            self.key = int(key) % seq
+        if layer is not None:
+            self.layer = int(layer) % len(self.layers)
+        if head is not None:
+            self.head = int(head) % self.num_heads
+        if stage is not None:
+            self.stage = STAGES.index(stage) if isinstance(stage, str) else int(stage) % len(STAGES)
+        if ablated is not None:
+            self.ablated = {(int(a), int(b)) for a, b in ablated}
+        if self._widget is not None:
+            self._refresh()
+        return self
+
+    def stages(self) -> dict[str, torch.Tensor]:
+        """The five stages for the selected layer and head, ``(seq, seq)`` each (``·V``: ``(seq, d_head)``)."""
+        t = self.layers[self.layer]
+        return attention_stages(t.queries[self.head], t.keys[self.head], t.values[self.head], t.mask)
+
+    def terms(self) -> torch.Tensor:
+        """The per-dimension products of the selected (query, key) pair in the selected head: ``(d_head,)``."""
+        t = self.layers[self.layer]
+        return score_terms(t.queries[self.head], t.keys[self.head], self.query, self.key)
+
+    def effect(self) -> dict:
+        """Prediction and loss at the selected query with every head on, and with the ablated heads off."""
+        before = self.readout(self.output, self.query)
+        with heads_off(self.model, self.ablated), torch.no_grad():
+            after = self.readout(self.model(self.tokens), self.query)
+        return {"before": before, "after": after}
+
+    # --- views ---------------------------------------------------------------------------------------------------
+    @property
+    def text(self) -> str:
+        """A plain-text description of the current view (the fallback where nothing else renders)."""
+        lines = [f"{self.title}: query {self.labels[self.query]!r} at position {self.query}"]
+        for layer, t in enumerate(self.layers):
+            for head in range(self.num_heads):
+                lines.append(
+                    "  " + describe_row(self.labels, t.weights[head, self.query].tolist(), self.query, layer, head)
+                )
+        terms = self.terms()
+        lines.append(
+            f"  score of query {self.query} and key {self.key} in layer {self.layer} head {self.head}: "
+            f"{' + '.join(f'{x:.2f}' for x in terms.tolist())} = {float(terms.sum()):.3f}"
+        )
+        effect = self.effect()
+        (guess, loss), (guess_off, loss_off) = effect["before"], effect["after"]
+        off = ", ".join(f"L{a}H{b}" for a, b in sorted(self.ablated)) or "none"
+        lines.append(
+            f"  prediction {guess!r} (loss {_fmt(loss)}); with heads off ({off}): {guess_off!r} (loss {_fmt(loss_off)})"
+        )
+        return "\n".join(lines)
+
+    def _detail_html(self) -> str:
+        stages = self.stages()
+        name = STAGES[self.stage]
+        row = stages[name][self.query].tolist()
+        if name == "·V":
+            stage = "output vector of the head: " + ", ".join(f"{x:.3f}" for x in row)
+        else:
+            stage = " ".join(
+                f"<span>{html.escape(self.labels[k])}:&nbsp;{_fmt(x, 3)}</span>" for k, x in enumerate(row)
+            )
+        terms = self.terms()
+        products = " + ".join(f"{x:.2f}" for x in terms.tolist())
+        effect = self.effect()
+        (guess, loss), (guess_off, loss_off) = effect["before"], effect["after"]
+        off = ", ".join(f"layer {a} head {b}" for a, b in sorted(self.ablated)) or "no head"
+        return (
+            f"<p><b>Stage {self.stage + 1} of {len(STAGES)}, {html.escape(name)}</b> (layer {self.layer}, head "
+            f"{self.head}, query {html.escape(self.labels[self.query])!s} at {self.query}): {stage}</p>"
+            f"<p><b>Score of query {self.query} and key {self.key}</b> = Σ q<sub>i</sub>k<sub>i</sub> = {products} "
+            f"= {float(terms.sum()):.3f} (÷√d_k = {float(terms.sum()) / math.sqrt(terms.numel()):.3f})</p>"
+            f'<p aria-live="polite"><b>Prediction</b> {html.escape(guess)!s} (loss {_fmt(loss)}); with {off} switched '
+            f"off: {html.escape(guess_off)!s} (loss {_fmt(loss_off)})</p>"
+        )
+
+    def html(self) -> str:
+        """The current view as HTML (the grid, the stage, the score's terms and the ablation)."""
+        return (
+            f"<div><b>{html.escape(self.title)}</b> — query {html.escape(self.labels[self.query])} (position {self.query})"
+            f"{grid_html(self.labels, [t.weights for t in self.layers], self.query)}{self._detail_html()}</div>"
+        )
+
+    # --- the live widget -----------------------------------------------------------------------------------------
+    def widget(self):
+        """The ipywidgets view: token strip (buttons: Tab to one, Enter or Space to choose), layer, head, key, stage
+        and ablation controls, and the HTML view."""
+        if self._widget is not None:
+            return self._widget
+        import ipywidgets as widgets
+
+        seq = self.tokens.shape[1]
+        options = [(f"{label}·{i}", i) for i, label in enumerate(self.labels)]
+        self._strip = widgets.ToggleButtons(
+            options=options,
+            value=self.query,
+            description="query",
+            tooltips=[f"query: {label} at position {i}" for i, label in enumerate(self.labels)],
+            style={"button_width": "auto"},
+        )
+        self._key = widgets.Dropdown(options=options, value=self.key, description="key")
+        self._layer = widgets.Dropdown(options=list(range(len(self.layers))), value=self.layer, description="layer")
+        self._head = widgets.Dropdown(options=list(range(self.num_heads)), value=self.head, description="head")
+        self._stage = widgets.ToggleButtons(
+            options=[(name, i) for i, name in enumerate(STAGES)],
+            value=self.stage,
+            description="stage",
+            style={"button_width": "auto"},
+        )
+        self._switches = [
+            widgets.Checkbox(value=False, description=f"switch off L{layer}H{head}", indent=False)
+            for layer in range(len(self.layers))
+            for head in range(self.num_heads)
+        ]
+        self._view = widgets.HTML()
+        for control in (self._strip, self._key, self._layer, self._head, self._stage, *self._switches):
+            control.observe(self._on_change, names="value")
+        del seq
+        self._widget = widgets.VBox(
+            [
+                self._strip,
+                widgets.HBox([self._layer, self._head, self._key]),
+                self._stage,
+                widgets.HBox(self._switches),
+                self._view,
+            ]
+        )
+        self._refresh()
+        return self._widget
+
+    def _on_change(self, change) -> None:
+        ablated = {(i // self.num_heads, i % self.num_heads) for i, box in enumerate(self._switches) if box.value}
+        self.select(self._strip.value, self._key.value, self._layer.value, self._head.value, self._stage.value, ablated)
+
+    def _refresh(self) -> None:
+        w = self._widget
+        if w is None:
+            return
+        for control, value in (
+            (self._strip, self.query),
+            (self._key, self.key),
+            (self._layer, self.layer),
+            (self._head, self.head),
+            (self._stage, self.stage),
+        ):
+            if control.value != value:
+                control.value = value
+        self._view.value = self.html()
+
+    def static_html(self) -> str:
+        """A self-contained page fragment: every head's attention for every query of the stored inputs, with a few
+        lines of inline script to choose the input and the query (buttons, Tab, arrow keys). No network."""
+        frames = []
+        for tokens, labels in self.static_inputs:
+            layers, _ = trace(self.model, tokens, self.causal)
+            frames.append(
+                {
+                    "labels": list(labels),
+                    "weights": [
+                        [
+                            [[round(w, 2) for w in row] for row in t.weights[h].tolist()]
+                            for h in range(t.weights.shape[0])
+                        ]
+                        for t in layers
+                    ],
+                }
+            )
+        uid = f"attx{id(self):x}"
+        data = json.dumps(frames, ensure_ascii=True).replace("</", "<\\/")
+        return (
+            _STATIC_TEMPLATE.replace("__UID__", uid)
+            .replace("__DATA__", data)
+            .replace("__TITLE__", html.escape(self.title))
+            .replace("__FIRST__", self._static_first_view())
+        )
+
+    def _static_first_view(self) -> str:
+        return grid_html(self.labels, [t.weights for t in self.layers], self.query)
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = self.widget()._repr_mimebundle_(**kwargs)
+        if isinstance(bundle, tuple):
+            bundle = bundle[0]
+        bundle = dict(bundle or {})
+        bundle["text/html"] = self.static_html()
+        bundle["text/plain"] = self.text
+        return bundle
+
+
+def _fmt(value, digits: int = 2) -> str:
+    if value is None:
+        return "n/a"
+    if value == float("-inf"):
+        return "−∞"
+    return f"{value:.{digits}f}"
+
+
+_STATIC_TEMPLATE = """<div id="__UID__" class="attention-explorer" role="group" aria-label="__TITLE__">
+<p><b>__TITLE__</b> (stored views: choose an input and a query token; Tab to a button, Enter to choose, arrow keys
+to move)</p>
+<div class="attx-inputs" role="toolbar" aria-label="inputs"></div>
+<div class="attx-strip" role="toolbar" aria-label="query token"></div>
+<p class="attx-status" aria-live="polite"></p>
+<div class="attx-grid">__FIRST__</div>
+<script>
+(function () {
+  var root = document.getElementById("__UID__"), frames = __DATA__, input = 0, query = frames[0].labels.length - 1;
+  function esc(s) { return String(s).replace(/[&<>"]/g, function (c) { return {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]; }); }
+  function shade(w) { return "background:rgba(31,119,180," + w.toFixed(2) + ");color:" + (w > 0.55 ? "#fff" : "#111"); }
+  function describe(labels, row, l, h) {
+    var best = 0; for (var k = 1; k < row.length; k++) if (row[k] > row[best]) best = k;
+    return "layer " + l + " head " + h + ": from '" + labels[query] + "' (position " + query + ") the most attention, " +
+      row[best].toFixed(2) + ", goes to '" + labels[best] + "' (position " + best + ")";
+  }
+  function render() {
+    var f = frames[input], out = "<table role='presentation'>";
+    for (var l = 0; l < f.weights.length; l++) {
+      out += "<tr>";
+      for (var h = 0; h < f.weights[l].length; h++) {
+        var row = f.weights[l][h][query], cap = describe(f.labels, row, l, h);
+        out += "<td style='padding:2px 6px;vertical-align:top'><table style='border-collapse:collapse;font:11px monospace' aria-label=\\"" +
+          esc(cap) + "\\"><caption style='text-align:left;font:12px sans-serif'>" + esc(cap) + "</caption><tr>";
+        for (var k = 0; k < row.length; k++) out += "<td style='" + shade(row[k]) + ";padding:1px 3px;text-align:center'>" +
+          esc(f.labels[k]) + "<br>" + row[k].toFixed(2) + "</td>";
+        out += "</tr></table></td>";
+      }
+      out += "</tr>";
+    }
+    root.querySelector(".attx-grid").innerHTML = out + "</table>";
+    root.querySelector(".attx-status").textContent = "input " + (input + 1) + ", query '" + f.labels[query] + "' at position " + query;
+    var buttons = root.querySelectorAll(".attx-strip button");
+    for (var i = 0; i < buttons.length; i++) buttons[i].setAttribute("aria-pressed", i === query ? "true" : "false");
+  }
+  function strip() {
+    var f = frames[input], bar = root.querySelector(".attx-strip"); bar.innerHTML = "";
+    f.labels.forEach(function (label, i) {
+      var b = document.createElement("button"); b.type = "button"; b.textContent = label; b.title = "position " + i;
+      b.setAttribute("aria-label", "query " + label + " at position " + i);
+      b.addEventListener("click", function () { query = i; render(); });
+      b.addEventListener("keydown", function (e) {
+        var step = e.key === "ArrowRight" ? 1 : e.key === "ArrowLeft" ? -1 : 0;
+        if (!step) return;
+        e.preventDefault(); query = (i + step + f.labels.length) % f.labels.length; render();
+        bar.children[query].focus();
+      });
+      bar.appendChild(b);
+    });
+  }
+  var chooser = root.querySelector(".attx-inputs");
+  frames.forEach(function (f, n) {
+    var b = document.createElement("button"); b.type = "button"; b.textContent = "input " + (n + 1);
+    b.addEventListener("click", function () { input = n; query = f.labels.length - 1; strip(); render(); });
+    chooser.appendChild(b);
+  });
+  strip(); render();
+})();
+</script>
+<noscript>The first stored view is shown above; the notebook's text output describes it in words.</noscript>
+</div>"""
