@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from course_lib import induction
+
 from .common import Table, count, progress, span
 
 
