@@ -7,6 +7,12 @@ The record is a plain text file, ``learning-record.jsonl``, in your course folde
      "topic": "qkv_attention", "answer": "B", "correct": false}
     {"v": 1, "time": "2026-12-03T14:21:40Z", "kind": "check", "check": "check_softmax", "status": "failed",
      "mistake": "no_max_subtraction", "correct": false}
+    {"v": 1, "time": "2026-12-03T14:30:02Z", "kind": "prediction", "checkpoint": "01-lstm-32", "notebook": "01",
+     "prediction": "B"}
+    {"v": 1, "time": "2026-12-03T14:30:40Z", "kind": "observation", "checkpoint": "01-lstm-32", "notebook": "01",
+     "prediction": "B", "measured": 0.21, "correct": false}
+    {"v": 1, "time": "2026-12-04T09:00:12Z", "kind": "review", "quiz": "02", "question": "soft-lookup",
+     "topic": "qkv_attention", "answer": "A", "correct": true}
 
 Nothing else is stored (no name, no code, no outputs) and nothing is sent anywhere. A check run before the
 function is written (it still raises ``NotImplementedError``) is not an attempt and is not recorded. ``python -m course_lib progress``
@@ -30,7 +36,15 @@ from typing import Any
 
 FILENAME = "learning-record.jsonl"
 VERSION = 1
-KINDS = {"quiz": ("quiz", "question", "correct"), "check": ("check", "status", "correct")}
+# kind → the fields it must have. "correct" is true or false, except in an observation, where it is null when the
+# checkpoint has no tolerance to judge a predicted number by.
+KINDS = {
+    "quiz": ("quiz", "question", "correct"),
+    "check": ("check", "status", "correct"),
+    "review": ("quiz", "question", "correct"),
+    "prediction": ("checkpoint", "prediction"),
+    "observation": ("checkpoint", "prediction", "measured", "correct"),
+}
 _warned = False
 
 
@@ -109,6 +123,21 @@ def quiz_attempt(quiz, question, answer: Any, result) -> bool:
     )
 
 
+def review_attempt(quiz, question, answer: Any, result, path: Path | None = None) -> bool:
+    """Called by ``review`` (terminal or widget) after each checked answer: it moves the question's Leitner box."""
+    return append(
+        {
+            "kind": "review",
+            "quiz": str(getattr(quiz, "id", "")),
+            "question": question.id,
+            "topic": question.topic,
+            "answer": _letters(answer),
+            "correct": bool(result.correct),
+        },
+        path,
+    )
+
+
 def check_attempt(result) -> bool:
     """Called when a learner runs an exercise check in a notebook (not when tools run checks quietly).
 
@@ -174,6 +203,9 @@ def _problem(event: Any) -> str | None:
     missing = [name for name in (*KINDS[kind], "time") if name not in event]
     if missing:
         return f"missing {', '.join(missing)}"
-    if not isinstance(event["correct"], bool) or not isinstance(event[KINDS[kind][0]], str):
+    if not isinstance(event[KINDS[kind][0]], str):
         return "a field has the wrong type"
+    if "correct" in KINDS[kind] and not isinstance(event["correct"], bool):
+        if not (kind == "observation" and event["correct"] is None):
+            return "a field has the wrong type"
     return None

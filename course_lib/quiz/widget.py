@@ -78,9 +78,10 @@ def hint_html(message: str) -> str:
 class QuestionWidget:
     """The widgets of one question: prompt, answer controls, a Check button and the feedback area."""
 
-    def __init__(self, quiz: Quiz, question: Question, number: int, total: int):
+    def __init__(self, quiz: Quiz, question: Question, number: int, total: int, on_record=None):
         self.quiz = quiz
         self.question = question
+        self.on_record = on_record or record.quiz_attempt  # review() records its answers as reviews
         heading = f"<p><strong>Question {number} of {total}</strong> · <em>{KIND_HINT[question.kind]}</em></p>"
         self.prompt = widgets.HTMLMath(heading + markup(question.prompt)).add_class("quiz-prompt")
         self.options: list[widgets.Checkbox] = []
@@ -141,7 +142,7 @@ class QuestionWidget:
             message = str(exc).split(": ", 1)[-1]
             self._show(hint_html(message[:1].upper() + message[1:]), None)
             return None
-        record.quiz_attempt(self.quiz, self.question, answer, result)
+        self.on_record(self.quiz, self.question, answer, result)
         self._show(feedback_html(result), result.correct)
         return result
 

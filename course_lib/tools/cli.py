@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "course_lib.tools.publish.slides",
     "course_lib.tools.publish.bundle",
     "course_lib.tools.classroom.progress",
+    "course_lib.tools.classroom.review",
     "course_lib.tools.classroom.misconceptions",
     "course_lib.tools.classroom.hub",
     "course_lib.tools.publish.site",

@@ -258,3 +258,68 @@ def class_report(records: dict[str, list[dict]]) -> tuple[list[QuestionReport], 
                 )
             )
     return reports, checks
+
+
+# --- prediction checkpoints in the class view -------------------------------------------------------------------
+
+
+@dataclass
+class CheckpointReport:
+    checkpoint: str
+    prompt: str
+    learners: int  # learners who locked in a prediction
+    choices: list[tuple[str, str, int]]  # (letter, option text, learners) for a choice checkpoint
+    measured: float | None  # the measurement the learners saw (the median over learners who saw one)
+    right: int  # learners whose prediction matched the measurement
+    observed: int  # learners who ran the experiment after predicting
+    errors: list[float]  # for a number: each learner's prediction − measurement
+
+    @property
+    def median_error(self) -> float | None:
+        if not self.errors:
+            return None
+        ordered = sorted(abs(e) for e in self.errors)
+        middle = len(ordered) // 2
+        return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def checkpoint_report(records: dict[str, list[dict]]) -> list[CheckpointReport]:
+    """Per prediction checkpoint: the distribution of the class's predictions and how far they were from the
+    measurement (a learner counts once, with the first prediction they locked)."""
+    from course_lib.predict import LETTERS, checkpoints
+
+    reports = []
+    for spot in checkpoints().values():
+        predictions, observations = {}, {}
+        for learner, events in records.items():
+            for event in events:
+                if event.get("checkpoint") != spot.id:
+                    continue
+                if event.get("kind") == "prediction":
+                    predictions.setdefault(learner, event.get("prediction"))
+                elif event.get("kind") == "observation":
+                    observations.setdefault(learner, event)
+        if not predictions:
+            continue
+        choices = []
+        if spot.kind == "choice":
+            for index, text in enumerate(spot.options):
+                count = sum(1 for value in predictions.values() if value == LETTERS[index])
+                choices.append((LETTERS[index], text, count))
+        measured_values = sorted(
+            float(e["measured"]) for e in observations.values() if isinstance(e.get("measured"), (int, float))
+        )
+        measured = measured_values[len(measured_values) // 2] if measured_values else None
+        errors = []
+        if spot.kind == "number":
+            for learner, event in observations.items():
+                value, seen = predictions.get(learner), event.get("measured")
+                if isinstance(value, (int, float)) and isinstance(seen, (int, float)):
+                    errors.append(float(value) - float(seen))
+        right = sum(1 for e in observations.values() if e.get("correct") is True)
+        reports.append(
+            CheckpointReport(
+                spot.id, spot.prompt, len(predictions), choices, measured, right, len(observations), errors
+            )
+        )
+    return reports

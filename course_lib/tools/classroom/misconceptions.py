@@ -54,7 +54,7 @@ def find_records(folder: Path) -> dict[str, Path]:
 
 
 def _run(args) -> int:
-    from course_lib.tools.classroom.learning import class_report
+    from course_lib.tools.classroom.learning import checkpoint_report, class_report
 
     files = find_records(args.submissions)
     if not files:
@@ -72,9 +72,12 @@ def _run(args) -> int:
         skipped += len(data.skipped)
         records[learner] = data.events
     questions, checks = class_report(records)
+    predictions = checkpoint_report(records)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "misconceptions.md").write_text(markdown(questions, checks, len(records), skipped), encoding="utf-8")
-    write_csv(out / "misconceptions.csv", questions, checks)
+    (out / "misconceptions.md").write_text(
+        markdown(questions, checks, len(records), skipped, predictions), encoding="utf-8"
+    )
+    write_csv(out / "misconceptions.csv", questions, checks, predictions)
     print(
         f"{len(records)} learners, {len(questions)} questions answered, {len(checks)} checks run. "
         f"Wrote {out / 'misconceptions.md'} and {out / 'misconceptions.csv'}."
@@ -88,7 +91,7 @@ def _one_line(text: str, limit: int = 110, table: bool = True) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def markdown(questions, checks, learners: int, skipped: int) -> str:
+def markdown(questions, checks, learners: int, skipped: int, predictions=()) -> str:
     lines = [
         "# What the class got wrong",
         "",
@@ -122,10 +125,31 @@ def markdown(questions, checks, learners: int, skipped: int) -> str:
             or "–"
         )
         lines.append(f"| `{c.check}` | {c.exercise} | {c.tried} | {c.failed} | {mistakes} |")
+    if predictions:
+        lines += [
+            "",
+            "## Prediction checkpoints",
+            "",
+            "What the class predicted before each key experiment, and how far it was from what the experiment measured.",
+            "",
+            "| checkpoint | predicted | measured | right | predictions (learners) |",
+            "|---|---:|---:|---:|---|",
+        ]
+        for p in predictions:
+            if p.choices:
+                spread = "<br>".join(f"**{letter}** {n}: {_one_line(text, 60)}" for letter, text, n in p.choices)
+            else:
+                median = p.median_error
+                spread = f"median distance from the measurement {median:.3g}" if median is not None else "–"
+            measured = f"{p.measured:.3g}" if p.measured is not None else "–"
+            lines.append(
+                f"| `{p.checkpoint}`<br>{_one_line(p.prompt, 80)} | {p.learners} | {measured} | "
+                f"{p.right} of {p.observed} | {spread} |"
+            )
     return "\n".join(lines) + "\n"
 
 
-def write_csv(path: Path, questions, checks) -> None:
+def write_csv(path: Path, questions, checks, predictions=()) -> None:
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(
@@ -175,3 +199,21 @@ def write_csv(path: Path, questions, checks) -> None:
                 writer.writerow(
                     ["mistake", c.check, c.exercise, c.tried, c.failed, key, n, f"{n / c.tried:.3f}", title]
                 )
+        for p in predictions:
+            median = p.median_error
+            writer.writerow(
+                [
+                    "checkpoint",
+                    p.checkpoint,
+                    p.measured if p.measured is not None else "",
+                    p.learners,
+                    p.right,
+                    "",
+                    p.observed,
+                    f"{median:.4g}" if median is not None else "",
+                    _one_line(p.prompt, 300, table=False),
+                ]
+            )
+            for letter, text, n in p.choices:
+                share = f"{n / p.learners:.3f}" if p.learners else ""
+                writer.writerow(["prediction", p.checkpoint, "", p.learners, p.right, letter, n, share, text])
