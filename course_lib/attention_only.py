@@ -20,9 +20,8 @@ from collections.abc import Iterable
 import torch
 from torch import nn
 
-from ._validate import CourseInputError, check_positive_int
+from ._validate import CourseInputError, check_positive_int, check_token_ids
 from .attention import causal_mask, scaled_dot_product_attention
-from .decoder import check_token_ids
 from .multihead import MultiHeadAttention, merge_heads, split_heads
 
 

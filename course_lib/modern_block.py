@@ -16,9 +16,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._validate import CourseInputError, check_positive_int
+from ._validate import CourseInputError, check_positive_int, check_token_ids
 from .blocks import FeedForward, LayerNorm
-from .decoder import DecoderLM, KVCache, check_token_ids
+from .decoder import DecoderLM, KVCache
 from .gqa import GroupedQueryAttention
 from .positions import sinusoidal_encoding
 from .rmsnorm import RMSNorm
@@ -135,8 +135,8 @@ class ModernDecoderLM(nn.Module):
             bias=True,
         )
         renames = (
-            (".attention_residual.norm.", ".attention_norm."),
-            (".feed_forward_residual.norm.", ".feed_forward_norm."),
+            (".norm1.", ".attention_norm."),
+            (".norm2.", ".feed_forward_norm."),
             (".self_attention.", ".attention."),
         )
         state = {}

@@ -1,6 +1,6 @@
 """Notebook 09's experiment at seed 0 holds every claim the sweep checks (thresholds in sweeps/nb09.py)."""
 
-from course_lib.tools.sweeps.nb09 import THRESHOLDS, induction_heads
+from course_lib.tools.evidence.sweeps.nb09 import THRESHOLDS, induction_heads
 
 
 def test_every_claim_holds_at_seed_0():
