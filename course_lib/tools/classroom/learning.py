@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from course_lib.checks.registry import EXERCISES, MISTAKES
-from course_lib.quiz import available_banks, load_bank
 from course_lib.quiz.model import within
+from course_lib.review import known_questions
 from course_lib.syllabus import TOPICS, current_question, notebook_label
 
 REVISIT_BELOW = 2 / 3  # a topic answered right the first time less often than this is worth another look
@@ -20,12 +20,7 @@ REVISIT_BELOW = 2 / 3  # a topic answered right the first time less often than t
 @lru_cache(maxsize=1)
 def questions() -> dict[tuple[str, str], tuple]:
     """(quiz id, question id) → (quiz, question) for every bank of the course."""
-    found = {}
-    for bank in available_banks():
-        quiz = load_bank(bank)
-        for question in quiz.questions:
-            found[(quiz.id, question.id)] = (quiz, question)
-    return found
+    return known_questions()
 
 
 def check_exercise() -> dict[str, str]:
