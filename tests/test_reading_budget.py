@@ -30,9 +30,13 @@ MAX_WORDS = 2800
 MAX_MINUTES = 75
 FOLD_SUMMARY = "<summary>How sure are we?</summary>"
 
-# Notebooks another branch brings within budget (issue 25, part B). The lead empties this list when that branch is
-# merged; until then their checks are expected failures, reported as such, never silently skipped.
-NOT_YET_WITHIN_BUDGET: set[str] = {"03", "04", "05", "06", "08"}
+# Issue 25 is open on these budgets: the notebooks below are measured over them today. Each is a STRICT expected
+# failure, so the run reports it every time and fails as soon as the notebook meets its budget (then remove it
+# here). 02 still has about 3,700 words of running text; at the tool's slow rate of four code lines a minute, every
+# lesson's code alone takes 65-93 minutes, so the 75-minute reading budget needs code folded or cut, or the rates
+# reconsidered.
+OVER_WORD_BUDGET: set[str] = {"02"}
+OVER_TIME_BUDGET: set[str] = {"01", "02", "03", "04", "05", "06", "08"}
 
 BOOKKEEPING = {
     "CPU kernels": re.compile(
@@ -49,14 +53,16 @@ BOOKKEEPING = {
 }
 
 
-def lesson_params():
+def lesson_params(over: set[str] = frozenset()):
+    params = []
     for row in syllabus.lessons():
         marks = (
-            [pytest.mark.xfail(reason="within budget once the part-B branch is merged", strict=False)]
-            if row.number in NOT_YET_WITHIN_BUDGET
+            [pytest.mark.xfail(reason="over budget today (issue 25 is open)", strict=True)]
+            if row.number in over
             else []
         )
-        yield pytest.param(ROOT / "notebooks" / row.file, id=row.number, marks=marks)
+        params.append(pytest.param(ROOT / "notebooks" / row.file, id=row.number, marks=marks))
+    return params
 
 
 def markdown_cells(notebook) -> list[str]:
@@ -110,7 +116,7 @@ def echoes(path: Path) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("path", lesson_params())
+@pytest.mark.parametrize("path", lesson_params(OVER_WORD_BUDGET))
 def test_main_path_words_within_budget(path):
     words = main_path_words(nbformat.read(path, as_version=4))
     assert words <= MAX_WORDS, f"{path.name}: {words} words of Markdown outside the folds (budget {MAX_WORDS})"
@@ -122,7 +128,7 @@ def test_no_bookkeeping_outside_the_folds(path):
     assert not found, f"{path.name}: {len(found)} mention(s) belong in a 'How sure are we?' fold: {found[:6]}"
 
 
-@pytest.mark.parametrize("path", lesson_params())
+@pytest.mark.parametrize("path", lesson_params(OVER_TIME_BUDGET))
 def test_main_path_reading_time_within_budget(path):
     guess = reading_time.estimate(nbformat.read(path, as_version=4))
     assert guess.high <= MAX_MINUTES, (
