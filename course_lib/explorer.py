@@ -188,7 +188,7 @@ def class_readout(target: int, class_names: Sequence[str]) -> Callable[[object, 
 def _shade(weight: float) -> str:
     """A blue background whose strength is the weight, with text that stays readable on it."""
     weight = min(max(weight, 0.0), 1.0)
-    colour = "#fff" if weight > 0.55 else "#111"
+    colour = "white" if weight > 0.55 else "black"
     return f"background:rgba(31,119,180,{weight:.2f});color:{colour}"
 
 
@@ -490,7 +490,7 @@ to move)</p>
 (function () {
   var root = document.getElementById("__UID__"), frames = __DATA__, input = 0, query = frames[0].labels.length - 1;
   function esc(s) { return String(s).replace(/[&<>"]/g, function (c) { return {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]; }); }
-  function shade(w) { return "background:rgba(31,119,180," + w.toFixed(2) + ");color:" + (w > 0.55 ? "#fff" : "#111"); }
+  function shade(w) { return "background:rgba(31,119,180," + w.toFixed(2) + ");color:" + (w > 0.55 ? "white" : "black"); }
   function describe(labels, row, l, h) {
     var best = 0; for (var k = 1; k < row.length; k++) if (row[k] > row[best]) best = k;
     return "layer " + l + " head " + h + ": from '" + labels[query] + "' (position " + query + ") the most attention, " +

@@ -40,7 +40,7 @@ def test_the_guide_covers_every_notebook(guide, notebook):
     text = section(guide, number)
     parts = (
         ("debrief",)
-        if number == syllabus.FINAL_CHECK
+        if number in syllabus.KNOWLEDGE_CHECKS
         else ("Misconceptions to expect", "Discussion prompts", "Run live")
     )
     for part in parts:

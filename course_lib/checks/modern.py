@@ -193,7 +193,7 @@ ATTENTION_MISTAKES = [
     Mistake(
         "no_scaling",
         "the scores are not divided by √d_k",
-        "Divide the scores by math.sqrt(d_k), with d_k = queries.shape[-1], as in notebook 02.",
+        "Divide the scores by the square root of d_k, the size of each query and key vector, as in notebook 02.",
         attention_no_scaling,
     ),
 ]

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from ..syllabus import FINAL_CHECK, NOTEBOOKS, TOPICS, lessons
+from ..syllabus import KNOWLEDGE_CHECKS, NOTEBOOKS, TOPICS, lessons
 from .errors import QuizBankError
 from .model import KINDS, Mistake, Option, Question, Quiz, display_order
 
@@ -375,7 +375,7 @@ class _Validator:
             raise self.fail(question_id, f'"notebook:" must be a notebook number such as "02", got {_nice(value)}.')
         text = str(value).strip()
         number = f"{int(text):02d}" if re.fullmatch(r"[0-9]{1,3}", text) else text  # "²" is a digit to isdigit()
-        if number not in NOTEBOOKS or number == FINAL_CHECK:
+        if number not in NOTEBOOKS or number in KNOWLEDGE_CHECKS:
             taught = ", ".join(row.number for row in lessons())
             raise self.fail(
                 question_id, f'"notebook: {value}" is not one of the course notebooks that teach: {taught}.'

@@ -76,6 +76,8 @@ def write_reading_time(notebook) -> bool:
 
     if not notebook.cells or notebook.cells[0].cell_type != "markdown":
         return False
+    if any("### BEGIN SOLUTION" in cell.source for cell in notebook.cells):
+        return False  # an exercise states a time for writing code, which the reading estimate does not measure
     first = notebook.cells[0]
     added = False
     if not reading_time.STATED.search(first.source):
