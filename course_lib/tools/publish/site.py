@@ -56,7 +56,16 @@ TEMPLATE_NAME = "course_site"
 MARKER = ".course-site"
 WIDGET_MIMES = ("application/vnd.jupyter.widget-view+json", "application/vnd.jupyter.widget-state+json")
 STATIC_FILES = ("site.css", "search.js")
-GUIDES = ("docs/exercises.md", "docs/quizzes.md", "INSTRUCTORS.md", "benchmarks/README.md")
+GUIDES = (
+    "docs/exercises.md",
+    "docs/quizzes.md",
+    "docs/evidence.md",
+    "docs/learning-record.md",
+    "INSTRUCTORS.md",
+    "CONTRIBUTING.md",
+    "CHANGELOG.md",
+    "benchmarks/README.md",
+)
 SECTIONS = (("start", "Start"), ("notebooks", "Notebooks"), ("exercises", "Exercises"), ("guides", "Guides"))
 FOLDER_SECTIONS = {"notebooks": "notebooks", "exercises": "exercises", "docs": "guides"}
 
@@ -223,8 +232,10 @@ def rewrite_links(body: str, page: Page, page_map: dict[str, str], root: Path, b
         elif target.strip("/") in FOLDER_SECTIONS and (root / target).is_dir():
             new = _relative("index.html", page) + f"#toc-{FOLDER_SECTIONS[target.strip('/')]}"
         elif not target.startswith("..") and (root / target).exists():
-            if not colab.repository():  # no published address: the link stays relative to the repository
-                return match.group(0)
+            if not colab.repository():  # no published address: name the file in the course folder, link nowhere
+                opening = match.group(1)[: -len('href="')]
+                return f'{opening}class="repo-file" title="{html.escape(target, quote=True)} in the course folder" data-file="'
+                +html.escape(target, quote=True) + match.group(3)
             kind = "tree" if (root / target).is_dir() else "blob"
             new = f"{colab.repository_url()}/{kind}/{colab.BRANCH}/{target}{anchor}"
         else:
