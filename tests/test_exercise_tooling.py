@@ -407,7 +407,7 @@ def test_grading_survives_crashing_and_hanging_submissions(workdir, tmp_path):
     )
     markdown = (out / "scores.md").read_text(encoding="utf-8")
     assert (
-        "| alice | missing 0/2 | missing 0/3 | missing 0/3 | pass 1/1 | fail 0/3 | missing 0/2 | missing 0/4 | 1 | 1 | 0 | 0 | 5 | 1/18 |"
+        "| alice | missing 0/2 | missing 0/3 | missing 0/3 | pass 1/1 | fail 0/3 | missing 0/2 | missing 0/4 | missing 0/3 | 1 | 1 | 0 | 0 | 6 | 1/21 |"
         in markdown
     )
     assert "process died" in markdown and "did not finish" in markdown
