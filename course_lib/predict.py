@@ -143,8 +143,8 @@ def outcome(spot: Checkpoint, prediction, measured: float) -> tuple[bool | None,
         if prediction == right:
             return True, None, f"Your prediction {spot.label(prediction)} matches the measurement."
         return False, None, f"You predicted {spot.label(prediction)}; the measurement picks {spot.label(right)}."
-    if prediction is None:
-        return None, None, f"The measurement is {measured:.3g}{(' ' + spot.unit) if spot.unit else ''}."
+    if prediction is None:  # the "Measured:" line already gives the number; nothing to compare it with
+        return None, None, ""
     error = prediction - measured
     close = spot.tolerance is not None and abs(error) <= spot.tolerance
     verdict = "within the tolerance" if close else f"off by {abs(error):.3g}"
@@ -162,8 +162,15 @@ class Reveal:
         made = self.prediction is not None
         return [
             f"Prediction checkpoint: {self.spot.prompt}",
-            f"Measured: {self.measured:.3g}{(' ' + self.spot.unit) if self.spot.unit else ''}. {self.sentence}"
-            + ("" if made else " (Lock in a prediction above before running the experiment to compare.)"),
+            " ".join(
+                part
+                for part in (
+                    f"Measured: {self.measured:.3g}{(' ' + self.spot.unit) if self.spot.unit else ''}.",
+                    self.sentence,
+                    "" if made else "(Lock in a prediction above before running the experiment to compare.)",
+                )
+                if part
+            ),
         ]
 
     def __repr__(self) -> str:
@@ -219,7 +226,12 @@ class PredictionView:
                 description=f"Your guess{' (' + spot.unit + ')' if spot.unit else ''}:",
                 style={"description_width": "initial"},
             ).add_class("checkpoint-number")
-        self.button = widgets.Button(description="Lock in my prediction", button_style="primary", icon="lock")
+        self.button = widgets.Button(
+            description="Lock in my prediction",
+            button_style="primary",
+            icon="lock",
+            layout=widgets.Layout(width="auto"),
+        )
         self.button.add_class("checkpoint-lock")
         self.button.on_click(self.on_lock)
         self.status = widgets.HTML("").add_class("checkpoint-status")

@@ -148,7 +148,9 @@ class ReviewView:
         self.position = 0
         self.header = widgets.HTML().add_class("review-header")
         self.slot = widgets.VBox([])
-        self.next_button = widgets.Button(description="Next question", icon="arrow-right").add_class("review-next")
+        self.next_button = widgets.Button(
+            description="Next question", icon="arrow-right", layout=widgets.Layout(width="auto")
+        ).add_class("review-next")
         self.next_button.on_click(self.on_next)
         self.next_button.layout.display = "none"
         self.widget = widgets.VBox([widgets.HTML(STYLE), self.header, self.slot, self.next_button])
@@ -183,6 +185,8 @@ class ReviewView:
     def on_next(self, _button=None) -> None:
         self.position += 1
         self._show()
+        if self.position < len(self.queue):  # the Next button hides: keep a keyboard user's place on the new question
+            (self.current.number_box or self.current.options[0]).focus()
 
     def text(self) -> str:
         return "Spaced review: " + plan_text(self.items, self.now)

@@ -115,6 +115,11 @@ def test_without_a_prediction_the_reveal_shows_the_answer_folded_and_records_not
         reveal("02-unscaled", float("nan"))
 
 
+def test_a_number_revealed_without_a_prediction_states_the_measurement_once(record_file):
+    text = repr(reveal("03-heads", 0.93))
+    assert text.count("0.93") == 1 and "Measured: 0.93." in text and "Lock in a prediction" in text
+
+
 def test_the_class_report_shows_each_checkpoints_predictions_and_their_distance(tmp_path, capsys):
     from course_lib.tools.classroom import misconceptions
 

@@ -20,6 +20,15 @@ def test_every_notebook_is_collected():
     assert len(NOTEBOOKS) >= 7, NOTEBOOKS
 
 
+def clipped_buttons(notebook) -> list[str]:
+    """The labels of visible widget buttons whose text is wider than the button (shown cut off with "...")."""
+    return notebook.evaluate(
+        """root => [...root.querySelectorAll('button.jupyter-button, button.widget-button')]
+            .filter(button => button.offsetParent !== null && button.scrollWidth > button.clientWidth + 1)
+            .map(button => button.textContent.trim())"""
+    )
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: Path(path).stem)
 def test_notebook_runs_in_jupyterlab(open_notebook, path):
     nb = open_notebook(path)
@@ -33,6 +42,7 @@ def test_notebook_runs_in_jupyterlab(open_notebook, path):
     assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers), "cells ran once each, in order"
     assert nb.error_outputs() == [], nb.error_outputs()
     assert nb.widget_errors() == []
+    assert clipped_buttons(nb.notebook) == [], "a widget button cuts off its label"
     images = nb.notebook.locator(".jp-OutputArea-output img").count()
     if Path(path).name[:2] not in KNOWLEDGE_CHECKS:  # a knowledge check is a quiz: it draws no figure
         assert images > 0, "the notebook's figures are displayed"
