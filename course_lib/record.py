@@ -183,6 +183,8 @@ def read(path: Path) -> Record:
             event = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             problem = f"not a complete JSON line ({type(exc).__name__})"
+        except RecursionError:
+            problem = "nested too deeply to be an event"
         else:
             problem = _problem(event)
         if problem:

@@ -74,7 +74,10 @@ def sandbox_processes() -> list[str]:
 
 def leftover_cgroups() -> list[str]:
     return [
-        str(path) for root in sandbox.ProcessGroupLimit.ROOTS if root.is_dir() for path in root.glob("course-grade-*")
+        str(path)
+        for root in {*sandbox.ProcessGroupLimit.ROOTS, *sandbox.ProcessGroupLimit.MEMORY_ROOTS}
+        if root.is_dir()
+        for path in root.glob("course-grade-*")
     ]
 
 
@@ -123,7 +126,10 @@ try:
     socket.create_connection(('1.1.1.1', 53), timeout=3); report['net'] = 'connected'
 except OSError as exc:
     report['net'] = type(exc).__name__
-report['hidden'] = os.listdir({str(tmp_path / "submissions")!r})
+try:
+    report['hidden'] = os.listdir({str(tmp_path / "submissions")!r})
+except OSError as exc:
+    report['hidden'] = type(exc).__name__
 report['pid'] = os.getpid()
 report['uid'] = os.getuid()
 report['caps'] = [l for l in open('/proc/self/status') if l.startswith('CapEff')][0].split()[1]
@@ -139,9 +145,98 @@ print(json.dumps(report))
         and not Path(f"/tmp/course-private-{os.getpid()}.txt").exists()
     )
     assert report["net"] != "connected", "the sandbox must have no network"
-    assert report["hidden"] == [], "the other submissions are hidden behind an empty folder"
+    assert report["hidden"] in ([], "FileNotFoundError"), "the other submissions are not shown"
     assert report["pid"] < 10, "the sandbox has its own PID namespace"
     assert report["uid"] == sandbox.SANDBOX_UID and int(report["caps"], 16) == 0, "no capabilities inside"
+
+
+def test_the_sandbox_shows_no_home_no_checkout_no_solutions_no_other_staging_and_no_host_socket(tmp_path, outside_tmp):
+    """What a notebook could read outside its run: a 0600 file of the grader's user in its home, the course's .git
+    and solutions, another submission being staged under a TMPDIR outside /tmp, and a unix socket of the grader's user
+    listening on the host. The sandbox shows none of them, and the course package it needs still imports."""
+    import socket
+    import threading
+
+    secret = Path(tempfile.mkdtemp(prefix=".course-secret-", dir=Path.home())) / "token"
+    secret.write_text("grader's secret")
+    secret.chmod(0o600)
+    other_staging = outside_tmp / "course-grade-other" / "notebook.ipynb"
+    other_staging.parent.mkdir()
+    other_staging.write_text("another learner's notebook")
+    socket_path = outside_tmp / "grader.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(socket_path))
+    server.listen(1)
+    served = []
+
+    def answer() -> None:
+        server.settimeout(20)
+        try:
+            connection, _ = server.accept()
+            connection.sendall(b"host secret")
+            served.append(True)
+            connection.close()
+        except OSError:
+            pass
+
+    listener = threading.Thread(target=answer, daemon=True)
+    listener.start()
+    targets = {
+        "home secret": str(secret),
+        "git": str(ROOT / ".git" / "HEAD") if (ROOT / ".git").exists() else str(ROOT / "pyproject.toml"),
+        "solutions": str(solution("ex02_attention")),
+        "other staging": str(other_staging),
+        "tests": str(ROOT / "tests" / "conftest.py"),
+    }
+    code = f"""
+import json, socket
+report = {{}}
+for name, path in {targets!r}.items():
+    try:
+        report[name] = open(path).read()[:20]
+    except OSError as exc:
+        report[name] = type(exc).__name__
+client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+client.settimeout(3)
+try:
+    client.connect({str(socket_path)!r}); report['socket'] = client.recv(64).decode()
+except OSError as exc:
+    report['socket'] = type(exc).__name__
+import course_lib.checks, torch
+report['course'] = 'imports'
+print(json.dumps(report))
+"""
+    try:
+        outcome = run_in_sandbox(code, tmp_path)
+    finally:
+        server.close()
+        shutil.rmtree(secret.parent, ignore_errors=True)
+    listener.join(timeout=5)
+    report = json.loads(outcome.stdout.decode() or "{}")
+    assert report.get("course") == "imports", outcome.stderr[-2000:]
+    for name in targets:
+        assert report[name] in ("FileNotFoundError", "PermissionError"), (name, report[name])
+    assert report["socket"] in ("FileNotFoundError", "ConnectionRefusedError") and not served, report["socket"]
+
+
+def test_the_memory_of_a_submission_as_a_whole_is_capped(tmp_path):
+    """Three processes of 0.9 GB each stay under the per-process limit (3 GB of address space) but not under the
+    submission's 2 GB: the memory cgroup stops them. Where the grader cannot create one, probe() says so instead."""
+    if not sandbox.ProcessGroupLimit.supported().memory:
+        assert "not per submission" in sandbox.probe(refresh=True).reason
+        pytest.skip("this machine lets the grader create no memory cgroup (probe() says so in every report)")
+    assert "memory capped at 2 GB per submission" in sandbox.probe(refresh=True).reason
+    each = int(0.9 * 2**30)
+    assert each < sandbox.MEMORY_BYTES and 3 * each > sandbox.SUBMISSION_MEMORY_BYTES
+    code = f"""
+import subprocess, sys
+hog = "import time; block = bytearray(b'x') * {each}; time.sleep(4); print('held')"
+children = [subprocess.Popen([sys.executable, '-c', hog], stdout=subprocess.PIPE) for _ in range(3)]
+print(sum(child.communicate()[0].strip() == b'held' for child in children))
+"""
+    outcome = run_in_sandbox(code, tmp_path)
+    held = outcome.stdout.decode().strip()
+    assert held != "3", "three 0.9 GB processes must not all fit in one submission's 2 GB"
 
 
 def test_a_fork_bomb_is_capped_and_nothing_survives_the_kill(tmp_path):

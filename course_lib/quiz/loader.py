@@ -55,6 +55,18 @@ MISTAKE_KEYS = {"answer", "feedback"}
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
+def _value(text: str) -> float:
+    return float(str(text).replace(",", "").strip().removesuffix("%"))
+
+
+def _is_number(text) -> bool:
+    """``"1e-5"``, ``"0.6"``, ``"37,456"``, ``"98%"``: a finite number as a quote writes it."""
+    try:
+        return math.isfinite(_value(text))
+    except ValueError:
+        return False
+
+
 class _StrictLoader(yaml.SafeLoader):
     """A SafeLoader that refuses a key given twice in one mapping (plain PyYAML keeps the last one silently) and a
     key that is not a plain value (``? [a, b]``)."""
@@ -124,6 +136,8 @@ def parse_bank(text: str, path: str | Path = "<text>") -> Quiz:
         raise _yaml_error(path, text, exc) from None
     except (TypeError, ValueError, OverflowError) as exc:  # e.g. a key PyYAML cannot hash
         raise QuizBankError(path, None, f"this is not a valid question bank: {exc}.") from None
+    except RecursionError:
+        raise QuizBankError(path, None, "the file is nested too deeply to be a question bank.") from None
     latex = _latex_in_double_quotes(path, text)
     if latex is not None:
         raise latex
@@ -308,6 +322,14 @@ class _Validator:
                 and all(isinstance(v, str) for v in item["range"])
             ):
                 raise self.fail(qid, "\"range:\" must be two numbers written in quotes, e.g. ['0.6', '0.8'].")
+            if "range" in item and (
+                not all(map(_is_number, item["range"])) or _value(item["range"][0]) > _value(item["range"][1])
+            ):
+                raise self.fail(qid, f'"range:" must be two numbers, the lower first; got {_nice(item["range"])}.')
+            if "below" in item and not (isinstance(item["below"], str) and _is_number(item["below"])):
+                raise self.fail(
+                    qid, f"\"below:\" must be one number written in quotes, e.g. '1e-5'; got {_nice(item['below'])}."
+                )
             if item.get("source", "outputs") not in ("outputs", "text"):
                 raise self.fail(
                     qid, '"source:" is "outputs" (the default: printed results) or "text" (the notebook\'s prose).'

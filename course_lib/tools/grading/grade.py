@@ -211,9 +211,11 @@ def read_submission(path: Path) -> bytes:
 
 def _notebook_problem(data: bytes) -> str | None:
     try:
-        notebook = json.loads(data.decode("utf-8"))
+        notebook = json.loads(data.decode("utf-8-sig"))  # a byte-order mark some editors write is not an error
     except (UnicodeDecodeError, ValueError) as exc:
         return f"not a valid notebook ({type(exc).__name__}: {str(exc)[:150]})"
+    except RecursionError:
+        return "not a valid notebook (its JSON is nested too deeply)"
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         return "not a valid notebook (no list of cells)"
     return None
@@ -408,12 +410,19 @@ def grade(
             f"Grading {len(submissions)} notebook(s) from {len({s.learner for s in submissions})} learner(s), "
             f"{', '.join(assigned)}; {timeout:g} s for each notebook's cells, {jobs} at a time..."
         )
+    from course_lib.checks import remote
+
     solutions = Path(__file__).resolve().parents[3] / "exercises" / "solutions"
     hidden = [submissions_dir, out_dir, solutions]
     lock = threading.Lock()
 
     def one(submission: Submission) -> Graded:
-        graded = grade_notebook(submission.path, submission.exercise, timeout, hidden=hidden)
+        try:
+            graded = grade_notebook(submission.path, submission.exercise, timeout, hidden=hidden)
+        except Exception as exc:  # a fault of ours or of the machine: this row says so; the class is still graded
+            graded = Graded(str(submission.path), submission.exercise, "error")
+            graded.detail = f"the grader could not grade this notebook ({type(exc).__name__}: {str(exc)[:150]})"
+            graded.checks = remote.judge(submission.exercise, None)
         if echo:
             with lock:
                 echo(

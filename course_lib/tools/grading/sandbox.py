@@ -1,12 +1,18 @@
 """Run one untrusted command in a sandbox: bubblewrap (``bwrap``) where the machine allows it.
 
-The sandbox (``bwrap_command``) sees the whole system read-only, gets a private, size-limited ``/tmp`` as its only
-writable place, no network (its own network namespace with only loopback), its own user (without any capability),
-PID, IPC and UTS namespaces, and dies with the grader. The folders that hold the submissions, the results and the
-solutions are hidden behind empty ones. Limits on memory, file size and CPU time apply to every process; the
-number of processes is capped by a ``pids`` cgroup where the grader may create one (as root), else by
-``RLIMIT_NPROC``, so a fork bomb stops. At the time limit everything is killed: bwrap, its PID namespace with every
-process inside, and whatever is left in the cgroup.
+The sandbox (``bwrap_command``) shows only what a run needs: the system's programs and libraries (``/usr``, ``/etc``
+and the links into ``/usr``), Python and its installed packages, and the course package itself, all read-only, plus
+the staged notebook at ``/tmp/in``. It does not show the home folders, other checkouts, the course's ``.git`` or its
+solutions, ``/var``, or any of the host's sockets: ``/tmp``, ``/var/tmp``, ``/run`` and ``/dev/shm`` are its own
+small private folders, and the staging folder of another submission is invisible wherever ``TMPDIR`` puts it. It
+has no network (its own network namespace with only loopback), its own user (without any capability), PID, IPC and
+UTS namespaces, and dies with the grader.
+
+Limits on memory, file size and CPU time apply to every process. Where the grader may create cgroups (as root), a
+``pids`` cgroup caps the number of processes and a ``memory`` cgroup caps the memory of the submission as a whole
+(``SUBMISSION_MEMORY_BYTES``); elsewhere ``RLIMIT_NPROC`` caps the processes and only the per-process address-space
+limit bounds memory (``probe()`` says which). At the time limit everything is killed: bwrap, its PID namespace with
+every process inside, and whatever is left in the cgroups.
 
 ``probe()`` tries a real sandbox once and says why when it cannot have one (bwrap missing, user namespaces
 refused, ...). Without a sandbox the command still runs with the same limits, in its own process group, but it can
@@ -28,10 +34,14 @@ from pathlib import Path
 
 TMP_BYTES = 256 * 1024 * 1024  # the sandbox's private /tmp
 MEMORY_BYTES = 3 * 1024 * 1024 * 1024  # address space of each process (torch alone reserves about 0.8 GB)
+SUBMISSION_MEMORY_BYTES = 2 * 1024 * 1024 * 1024  # resident memory of all of a submission's processes together
 FILE_BYTES = 64 * 1024 * 1024  # largest file a submission may write
 PROCESSES = 96  # processes and threads one sandbox may run at once
 OUTPUT_BYTES = 64 * 1024 * 1024  # the most the grader reads from the sandbox's stdout
 SANDBOX_UID = 65534  # the sandbox's user inside its namespace (nobody); it has no capability at all
+# the system's programs and libraries, shown read-only (a link such as /bin -> usr/bin is recreated as a link)
+SYSTEM_PATHS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+PRIVATE_FOLDERS = ("/tmp", "/var/tmp", "/run", "/dev/shm")  # each an empty, size-limited folder of the sandbox's own
 
 ISOLATION = [
     "--unshare-all",
@@ -65,7 +75,8 @@ def probe(refresh: bool = False) -> SandboxStatus:
     if _STATUS is not None and not refresh:
         return _STATUS
     binary = _bwrap()
-    limit = "a pids cgroup" if ProcessGroupLimit.supported() else "RLIMIT_NPROC" if os.geteuid() != 0 else ""
+    supported = ProcessGroupLimit.supported()
+    limit = "a pids cgroup" if supported.pids else "RLIMIT_NPROC" if os.geteuid() != 0 else ""
     if os.name != "posix" or binary is None:
         _STATUS = SandboxStatus(
             False, "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)", limit
@@ -89,69 +100,118 @@ def probe(refresh: bool = False) -> SandboxStatus:
         )
         return _STATUS
     fork = f", processes capped by {limit}" if limit else ", NO cap on the number of processes (fork bombs)"
+    memory = (
+        f", memory capped at {SUBMISSION_MEMORY_BYTES / 2**30:g} GB per submission by a memory cgroup"
+        if supported.memory
+        else f", memory capped only per process ({MEMORY_BYTES / 2**30:g} GB of address space each), not per submission"
+    )
     _STATUS = SandboxStatus(
         True,
-        f"bubblewrap: read-only system, private /tmp, no network, own PID and user namespaces, no capabilities{fork}",
+        "bubblewrap: only the system, Python and the course package (read-only) and the notebook visible, private "
+        f"/tmp and /run, no network, own PID and user namespaces, no capabilities{fork}{memory}",
         limit,
     )
     return _STATUS
 
 
+@dataclass(frozen=True)
+class CgroupSupport:
+    pids: bool
+    memory: bool
+
+
 class ProcessGroupLimit:
-    """A ``pids`` cgroup (v1 or v2) holding one sandbox: caps its processes, and lists them to kill at the end."""
+    """The cgroups (v1 or v2) holding one sandbox: ``pids`` caps its processes and lists them to kill at the end;
+    ``memory`` caps the memory of all of them together. Either is left out where the grader may not create it."""
 
     ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
+    MEMORY_ROOTS = (Path("/sys/fs/cgroup/memory"), Path("/sys/fs/cgroup"))
 
     def __init__(self) -> None:
-        self.path: Path | None = None
-        for root in self.ROOTS:
-            if self._usable(root):
-                path = root / f"course-grade-{uuid.uuid4().hex[:12]}"
+        name = f"course-grade-{uuid.uuid4().hex[:12]}"
+        self.path = self._create(self.ROOTS, "pids", name, {"pids.max": str(PROCESSES)})
+        memory_limits = {  # v2 names, then v1 names; the swap limit is optional (swap accounting may be off)
+            "memory.max": str(SUBMISSION_MEMORY_BYTES),
+            "memory.limit_in_bytes": str(SUBMISSION_MEMORY_BYTES),
+        }
+        if self.path is not None and self.path.parent == Path("/sys/fs/cgroup"):  # v2: one cgroup holds both
+            self.memory_path = self.path if self._write_limits(self.path, memory_limits) else None
+        else:
+            self.memory_path = self._create(self.MEMORY_ROOTS, "memory", name, memory_limits)
+        for path in {self.memory_path} - {None}:
+            for swap in ("memory.swap.max", "memory.memsw.limit_in_bytes"):
                 try:
-                    path.mkdir()
-                    (path / "pids.max").write_text(str(PROCESSES))
-                    self.path = path
-                    break
+                    (path / swap).write_text(str(0 if swap.endswith("max") else SUBMISSION_MEMORY_BYTES))
                 except OSError:
-                    try:
-                        path.rmdir()
-                    except OSError:
-                        pass
+                    pass
 
     @staticmethod
-    def _usable(root: Path) -> bool:
-        if not os.access(root, os.W_OK):
-            return False
-        if (root / "cgroup.controllers").exists():  # v2: the pids controller must be enabled for children
-            try:
-                return "pids" in (root / "cgroup.subtree_control").read_text().split()
-            except OSError:
-                return False
-        return (root / "pids.max").exists() or root.name == "pids"
+    def _write_limits(path: Path, limits: dict[str, str]) -> bool:
+        """Write the first of ``limits``' files that the cgroup has; True if one was written."""
+        for file, value in limits.items():
+            if (path / file).exists():
+                try:
+                    (path / file).write_text(value)
+                    return True
+                except OSError:
+                    return False
+        return False
 
     @classmethod
-    def supported(cls) -> bool:
+    def _create(cls, roots: tuple[Path, ...], controller: str, name: str, limits: dict[str, str]) -> Path | None:
+        for root in roots:
+            if cls._usable(root, controller):
+                path = root / name
+                try:
+                    path.mkdir()
+                except OSError:
+                    continue
+                if cls._write_limits(path, limits):
+                    return path
+                try:
+                    path.rmdir()
+                except OSError:
+                    pass
+        return None
+
+    @staticmethod
+    def _usable(root: Path, controller: str = "pids") -> bool:
+        if not os.access(root, os.W_OK):
+            return False
+        if (root / "cgroup.controllers").exists():  # v2: the controller must be enabled for children
+            try:
+                return controller in (root / "cgroup.subtree_control").read_text().split()
+            except OSError:
+                return False
+        return root.name == controller
+
+    @classmethod
+    def supported(cls) -> CgroupSupport:
         limit = cls()
-        ok = limit.path is not None
+        found = CgroupSupport(limit.path is not None, limit.memory_path is not None)
         limit.close()
-        return ok
+        return found
 
     def enter(self) -> None:
-        """Called in the child before exec: move this process (and so all it starts) into the cgroup."""
-        if self.path is not None:
-            (self.path / "cgroup.procs").write_text(str(os.getpid()))
+        """Called in the child before exec: move this process (and so all it starts) into the cgroups."""
+        for path in dict.fromkeys((self.path, self.memory_path)):
+            if path is not None:
+                (path / "cgroup.procs").write_text(str(os.getpid()))
 
     def pids(self) -> list[int]:
-        if self.path is None:
-            return []
-        try:
-            return [int(pid) for pid in (self.path / "cgroup.procs").read_text().split()]
-        except OSError:
-            return []
+        found: set[int] = set()
+        for path in (self.path, self.memory_path):
+            if path is None:
+                continue
+            try:
+                found.update(int(pid) for pid in (path / "cgroup.procs").read_text().split())
+            except OSError:
+                pass
+        return sorted(found)
 
     def close(self) -> None:
-        """Kill whatever is still in the cgroup, then remove it."""
-        if self.path is None:
+        """Kill whatever is still in the cgroups, then remove them."""
+        if self.path is None and self.memory_path is None:
             return
         for _ in range(50):
             pids = self.pids()
@@ -163,13 +223,16 @@ class ProcessGroupLimit:
                 except (ProcessLookupError, PermissionError):
                     pass
             time.sleep(0.02)
-        for _ in range(50):
-            try:
-                self.path.rmdir()
-                break
-            except OSError:
-                time.sleep(0.02)
-        self.path = None
+        for path in dict.fromkeys((self.path, self.memory_path)):
+            if path is None:
+                continue
+            for _ in range(50):
+                try:
+                    path.rmdir()
+                    break
+                except OSError:
+                    time.sleep(0.02)
+        self.path = self.memory_path = None
 
 
 def _threads_of(uid: int) -> int:
@@ -218,29 +281,48 @@ def _limits(cpu_seconds: float, group: ProcessGroupLimit | None):
     return apply
 
 
+def visible_paths() -> list[Path]:
+    """What the sandbox shows besides the system: Python, its installed packages and the course package.
+
+    Never the checkout that holds the course package (its ``.git``, its solutions, its tests): only the package
+    folder itself is shown, at its own path, so an installed (or editable) course imports as it does outside.
+    """
+    course = Path(__file__).resolve().parents[2]  # course_lib/
+    checkout = course.parent
+    found = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(os.path.realpath(sys.executable)).parent}
+    for entry in sys.path:  # site-packages folders outside the prefixes (a user site, a distribution's dist-packages)
+        path = Path(entry).resolve() if entry else None
+        if path is not None and path.is_dir() and path.name in ("site-packages", "dist-packages"):
+            found.add(path)
+    found = {path for path in found if path.exists() and path != checkout and path not in checkout.parents}
+    found.add(course)
+    return sorted(found)
+
+
 def bwrap_command(command: list[str], staging: Path, hidden: list[Path], workdir: str = "/tmp/work") -> list[str]:
     """The bwrap command line that runs ``command`` with ``staging`` visible read-only at ``/tmp/in``."""
-    arguments = [
-        _bwrap() or "bwrap",
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--proc", "/proc",
-        "--size", str(TMP_BYTES), "--tmpfs", "/tmp",
-        "--size", str(16 * 1024 * 1024), "--tmpfs", "/dev/shm",
-        "--dir", workdir,
-        "--ro-bind", str(staging), "/tmp/in",
-    ]  # fmt: skip
-    needed = [
-        Path(p).resolve()
-        for p in (os.path.realpath(sys.executable), sys.prefix, sys.base_prefix, Path(__file__).parents[3])
-    ]
-    # A course (or its venv) kept under /tmp would vanish behind the private /tmp: bind it back, read-only.
-    for path in sorted({path for path in needed if Path("/tmp") in path.parents and path.exists()}):
+    arguments = [_bwrap() or "bwrap"]
+    for system in SYSTEM_PATHS:
+        path = Path(system)
+        if path.is_symlink():
+            arguments += ["--symlink", os.readlink(path), system]
+        elif path.is_dir():
+            arguments += ["--ro-bind", system, system]
+    arguments += ["--dev", "/dev", "--proc", "/proc"]
+    # the CPU's description (PyTorch reads it to choose its kernels); nothing else of /sys
+    arguments += ["--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
+    for folder in PRIVATE_FOLDERS:
+        size = TMP_BYTES if folder == "/tmp" else 16 * 1024 * 1024
+        arguments += ["--size", str(size), "--tmpfs", folder]
+    arguments += ["--dir", workdir, "--ro-bind", str(staging), "/tmp/in"]
+    needed = visible_paths()
+    for path in needed:  # after the private folders, so a venv kept under /tmp is not hidden by them
         arguments += ["--ro-bind", str(path), str(path)]
     for folder in hidden:
         folder = Path(folder).resolve()
-        if folder.is_dir() and not any(path == folder or folder in path.parents for path in needed):
-            arguments += ["--tmpfs", str(folder)]  # e.g. the other submissions: an empty folder in their place
+        if folder.is_dir() and any(path == folder or path in folder.parents for path in needed):
+            arguments += ["--tmpfs", str(folder)]  # e.g. the solutions inside a shown folder: an empty one instead
+    arguments += ["--remount-ro", "/"]  # the sandbox's root: nothing may be written outside its sized folders
     arguments += [
         *ISOLATION,  # user (no capabilities), IPC, PID, network (loopback only), UTS and cgroup namespaces
         "--hostname", "sandbox",

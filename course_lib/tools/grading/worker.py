@@ -39,7 +39,7 @@ def read_cells(path: str) -> list[str]:
         data = handle.read(MAX_NOTEBOOK_BYTES + 1)
     if len(data) > MAX_NOTEBOOK_BYTES:
         raise ValueError("the notebook is larger than 20 MB")
-    notebook = json.loads(data.decode("utf-8"))
+    notebook = json.loads(data.decode("utf-8-sig"))  # a byte-order mark some editors write is not an error
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
         raise ValueError("not a notebook (no list of cells)")
     sources = []
