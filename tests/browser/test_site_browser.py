@@ -303,3 +303,28 @@ def test_search_finds_softmax_and_the_kv_cache(how, built_site, served, context,
         page.close()
         if how == "file":
             local.close()
+
+
+LONGEST_LINE = 95  # characters: prose keeps a readable measure (68ch of "0" holds about 75-80 letters of text)
+
+
+def test_prose_keeps_a_readable_measure_on_a_wide_screen(built_site, served, browser):
+    """At 1,400 px the page uses the width for code and figures, but a paragraph's lines stay readable."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(served + "notebooks/02_attention_qkv.html", wait_until="load")
+        lines = page.evaluate(
+            """() => [...document.querySelectorAll('.jp-MarkdownCell .jp-RenderedHTMLCommon > p')]
+                .filter(p => p.textContent.length > 400)
+                .map(p => {  // the paragraph's width in its own text's average character width
+                    const context = document.createElement('canvas').getContext('2d');
+                    context.font = getComputedStyle(p).font;
+                    const average = context.measureText(p.textContent).width / p.textContent.length;
+                    return Math.round(p.getBoundingClientRect().width / average);
+                })"""
+        )
+    finally:
+        context.close()
+    assert lines, "02 has long paragraphs to measure"
+    assert max(lines) <= LONGEST_LINE, f"characters per line of 02's long paragraphs: {lines}"
