@@ -306,8 +306,8 @@ PREVIOUS_MISTAKES = [
 
 _DETECTOR_GRADIENT_HINT = (
     "Compute the score from `weights` with torch operations only (indexing, diagonal, mean): then it stays "
-    "differentiable and can sit inside a loss. Look for .item(), .tolist(), float(...) or torch.tensor([...]) built "
-    "from numbers: they give the right values with no gradient behind them."
+    "differentiable and can sit inside a loss. Look for .item(), .tolist(), float(...) or a tensor rebuilt from a list of "
+    "numbers: they give the right values with no gradient behind them."
 )
 
 PREVIOUS_SPEC = CheckSpec(
