@@ -340,10 +340,11 @@ def test_progress_lists_which_exercises_pass(workdir):
         "ex05_layernorm_residual": "not started",
         "ex06_encoder_block": "missing",
         "ex08_language_model": "not started",
+        "ex09_induction_heads": "not started",
         "ex10_rope_online_softmax": "not started",
     }
     report = lines[-1]
-    assert "1 of 8 exercises pass." in report and "✅ sinusoidal_encoding" in report
+    assert "1 of 9 exercises pass." in report and "✅ sinusoidal_encoding" in report
 
 
 # ---------------------------------------------------------------------------------------- grading
