@@ -427,7 +427,7 @@ PREFIX_MISTAKES = [
     ),
     Mistake(
         "first_half_averaged_too",
-        "the mean runs over the first half too: its queries have no earlier copy and add zeros (you divide by 2·half)",
+        "the mean runs over the first half too (you divide by 2·half), whose queries have no earlier copy",
         "Average over the repeated half only, t = half … 2·half − 1: half entries per head.",
         prefix_first_half_too,
         variants=(prefix_first_half_loop,),
@@ -585,8 +585,8 @@ ablation_loss_no_shift = _ablation_variant(loss_columns="no_shift")
 ABLATION_MISTAKES = [
     Mistake(
         "scores_zeroed_before_softmax",
-        "the head's scores are set to 0 before the softmax: the head then attends evenly to every allowed key and "
-        "still writes the average of their values",
+        "the head's scores are 0 before the softmax (zeroed scores, queries or keys): the head then attends evenly "
+        "to every allowed key and still writes the average of their values",
         "A softmax never gives all zeros: scores of 0 become equal weights. Switch the head off where it writes, "
         "after the softmax: its output (weights · values) must be zero before W_O mixes the heads.",
         ablation_scores_zeroed,
