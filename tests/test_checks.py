@@ -68,6 +68,7 @@ def test_every_exercise_has_its_checks_registered():
         "ex05_layernorm_residual",
         "ex06_encoder_block",
         "ex08_language_model",
+        "ex09_induction_heads",
         "ex10_rope_online_softmax",
     ]
     assert set(CHECKS) == set(SPECS)

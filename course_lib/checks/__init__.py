@@ -15,6 +15,12 @@ from .attention import check_attention, check_causal_attention, check_softmax
 from .core import CheckResult, Mistake
 from .encoder import check_encoder_block, check_feed_forward
 from .experiment import check_experiment, compare_with_prediction, short_training
+from .induction import (
+    check_ablated_repeat_loss,
+    check_prefix_matching_score,
+    check_previous_token_score,
+    check_repeated_batch,
+)
 from .language_model import check_kv_cache_step, check_next_token_loss, check_top_k_filter, check_top_p_filter
 from .modern import check_online_softmax_step, check_rope, check_rope_attention
 from .multihead import check_merge_heads, check_multi_head_attention, check_split_heads
@@ -27,6 +33,10 @@ __all__ = [
     "check_rope",
     "check_rope_attention",
     "check_online_softmax_step",
+    "check_repeated_batch",
+    "check_previous_token_score",
+    "check_prefix_matching_score",
+    "check_ablated_repeat_loss",
     "CheckResult",
     "Mistake",
     "Exercise",

@@ -259,8 +259,7 @@ def _evaluate(spec: CheckSpec, calls: LearnerCalls) -> CheckResult:
                 spec,
                 FAILED,
                 f"your function changed its input {names} in place.",
-                "The caller still needs the original values. Use operations that make a new tensor "
-                "(`x = x - m` instead of `x -= m`, `masked_fill` instead of `masked_fill_`, no `out=`/`.add_()`).",
+                _mutation_hint(spec, changed),
                 mistake="mutates_input",
                 where=where,
             )
@@ -657,7 +656,14 @@ def _compare_tensor(spec, tensor, reference, name, value, expected, args) -> _Ve
             _shape_hint(tensor.shape, reference.shape, axes),
             "wrong_shape",
         )
-    if not tensor.is_floating_point():
+    whole = tensor.is_floating_point() and not reference.is_floating_point()
+    if whole and torch.equal(tensor, reference.to(tensor.dtype)):  # right numbers, stored as floats
+        return _Verdict(
+            f"{name}expected whole numbers ({_dtype(reference.dtype)}), got dtype {_dtype(tensor.dtype)}.",
+            spec.dtype_hint or f"Keep the result in whole numbers ({_dtype(reference.dtype)}).",
+            "wrong_dtype",
+        )
+    if not tensor.is_floating_point() and reference.is_floating_point():
         return _Verdict(
             f"{name}expected floating-point numbers ({_dtype(reference.dtype)}), got dtype {_dtype(tensor.dtype)}.",
             spec.dtype_hint
@@ -795,7 +801,13 @@ def _tensors(value: Any) -> list[torch.Tensor] | None:
 
 def _all_close(got: list[torch.Tensor], expected: list[torch.Tensor], atol: float, rtol: float) -> bool:
     for tensor, reference in zip(got, expected):
-        if tuple(tensor.shape) != tuple(reference.shape) or not tensor.is_floating_point():
+        if tuple(tensor.shape) != tuple(reference.shape):
+            return False
+        if not reference.is_floating_point():  # whole numbers (token ids): equal, not close
+            if tensor.is_floating_point() or tensor.is_complex() or not torch.equal(tensor.long(), reference.long()):
+                return False
+            continue
+        if not tensor.is_floating_point():
             return False
         if not torch.allclose(tensor.double(), reference.double(), rtol=rtol, atol=atol):
             return False
@@ -926,10 +938,41 @@ def _read_shape(shape: tuple, expected: tuple, axes: str) -> str:
     return ""
 
 
+def _mutation_hint(spec: CheckSpec, changed: list[str]) -> str:
+    modules = set(spec.extra.get("module_args", ()))
+    if any(name in modules for name in changed):
+        return (
+            "The caller's model must stay as it was: leave its weights alone (no `.weight[...] = 0`, `.zero_()` or "
+            "`.data` assignments) and change only what your own forward pass computes."
+        )
+    return (
+        "The caller still needs the original values. Use operations that make a new tensor "
+        "(`x = x - m` instead of `x -= m`, `masked_fill` instead of `masked_fill_`, no `out=`/`.add_()`)."
+    )
+
+
+def _same_module(old: torch.nn.Module, new: Any) -> bool:
+    """Do two modules hold the same parameters and buffers (names, shapes, dtypes, values)?"""
+    if not isinstance(new, torch.nn.Module):
+        return False
+    left, right = old.state_dict(), new.state_dict()
+    return left.keys() == right.keys() and all(
+        left[k].shape == right[k].shape and left[k].dtype == right[k].dtype and torch.equal(left[k], right[k])
+        for k in left
+    )
+
+
 def _changed_inputs(spec: CheckSpec, before: tuple, after: tuple) -> list[str]:
     changed = []
     for index, (old, new) in enumerate(zip(before, after)):
-        if isinstance(old, torch.Tensor):
+        if isinstance(old, torch.nn.Module):  # a model handed to the learner (a copy of it): are its weights intact?
+            try:
+                intact = _same_module(old, new)
+            except Exception:
+                intact = False
+            if not intact:
+                changed.append(spec.arg_names[index] if index < len(spec.arg_names) else f"argument {index + 1}")
+        elif isinstance(old, torch.Tensor):
             try:
                 same_values = (
                     isinstance(new, torch.Tensor)
@@ -1042,7 +1085,19 @@ def _is_stub(exc: BaseException) -> bool:
 
 
 def _clone(args: Sequence) -> tuple:
-    return tuple(arg.clone() if isinstance(arg, torch.Tensor) else arg for arg in args)
+    """Fresh copies of the tensor arguments, and of every model marked ``_course_copy_per_call`` (so that a learner
+    who changes its weights in place changes a copy, and the check can tell)."""
+    return tuple(_copy(arg) for arg in args)
+
+
+def _copy(arg: Any) -> Any:
+    if isinstance(arg, torch.Tensor):
+        return arg.clone()
+    if isinstance(arg, torch.nn.Module) and getattr(arg, "_course_copy_per_call", False):
+        import copy
+
+        return copy.deepcopy(arg)
+    return arg
 
 
 def _call_text(spec: CheckSpec, args: tuple) -> str:

@@ -6,7 +6,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import attention, encoder, experiment, language_model, modern, multihead, normalization, positions, rnn
+from . import (
+    attention,
+    encoder,
+    experiment,
+    induction,
+    language_model,
+    modern,
+    multihead,
+    normalization,
+    positions,
+    rnn,
+)
 from .core import MISSING, CheckResult, CheckSpec, Mistake, run_check
 
 
@@ -59,6 +70,11 @@ EXERCISES: dict[str, Exercise] = {
             (language_model.LOSS_SPEC, language_model.TOP_K_SPEC, language_model.TOP_P_SPEC, language_model.STEP_SPEC),
         ),
         Exercise(
+            "ex09_induction_heads",
+            "Induction heads: the repeated batch, the two detectors, and a head switched off",
+            (induction.BATCH_SPEC, induction.PREVIOUS_SPEC, induction.PREFIX_SPEC, induction.ABLATION_SPEC),
+        ),
+        Exercise(
             "ex10_rope_online_softmax",
             "Rotary positions and one step of the online softmax",
             (modern.ROPE_SPEC, modern.ATTENTION_SPEC, modern.STEP_SPEC),
@@ -87,6 +103,10 @@ CHECKS: dict[str, Callable[..., CheckResult]] = {
     "check_top_k_filter": language_model.check_top_k_filter,
     "check_top_p_filter": language_model.check_top_p_filter,
     "check_kv_cache_step": language_model.check_kv_cache_step,
+    "check_repeated_batch": induction.check_repeated_batch,
+    "check_previous_token_score": induction.check_previous_token_score,
+    "check_prefix_matching_score": induction.check_prefix_matching_score,
+    "check_ablated_repeat_loss": induction.check_ablated_repeat_loss,
     "check_rope": modern.check_rope,
     "check_rope_attention": modern.check_rope_attention,
     "check_online_softmax_step": modern.check_online_softmax_step,

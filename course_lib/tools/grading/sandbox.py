@@ -340,6 +340,8 @@ def bwrap_command(command: list[str], staging: Path, hidden: list[Path], workdir
         "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
         "--setenv", "OMP_NUM_THREADS", "1",
         "--setenv", "MKL_NUM_THREADS", "1",
+        # the worker imports the grader's own course_lib (the same checks that judge it), not another installed copy
+        "--setenv", "PYTHONPATH", str(Path(__file__).resolve().parents[3]),
         "--",
         *command,
     ]  # fmt: skip
