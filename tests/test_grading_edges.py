@@ -39,6 +39,7 @@ def test_json_nested_too_deeply_is_a_reason_not_a_traceback():
     assert "nested too deeply" in grading._notebook_problem(b"[" * DEEP + b"]" * DEEP)
 
 
+@pytest.mark.slow  # grades two notebooks in subprocesses
 def test_a_class_with_a_malformed_notebook_and_a_grader_fault_is_still_graded(tmp_path, monkeypatch):
     solution = generate.solution_path(ROOT / "exercises", "ex04_positional_encoding").read_bytes()
     submissions = tmp_path / "submissions"
