@@ -268,17 +268,22 @@ def describe_row(labels: Sequence[str], row: Sequence[float], query: int, layer:
     )
 
 
+_GRID_LAYER = "display:flex;flex-wrap:wrap;gap:4px 12px;max-width:100%"  # the heads wrap on a narrow screen
+_GRID_HEAD = "overflow-x:auto;max-width:100%;padding:2px 0"  # a long row scrolls inside its box, not the page
+
+
 def grid_html(labels: Sequence[str], weights: Sequence[torch.Tensor], query: int) -> str:
-    """The layer × head grid: for each head, the attention row of ``query`` over the keys."""
+    """The layer × head grid: for each head, the attention row of ``query`` over the keys (one line of heads per
+    layer)."""
     rows = []
     for layer, layer_weights in enumerate(weights):
-        cells = "".join(
-            f'<td style="padding:2px 6px;vertical-align:top">'
-            f"{_row_html(labels, layer_weights[head, query].tolist(), describe_row(labels, layer_weights[head, query].tolist(), query, layer, head))}</td>"
+        heads = "".join(
+            f'<div style="{_GRID_HEAD}">'
+            f"{_row_html(labels, layer_weights[head, query].tolist(), describe_row(labels, layer_weights[head, query].tolist(), query, layer, head))}</div>"
             for head in range(layer_weights.shape[0])
         )
-        rows.append(f"<tr>{cells}</tr>")
-    return f'<table role="presentation">{"".join(rows)}</table>'
+        rows.append(f'<div style="{_GRID_LAYER}">{heads}</div>')
+    return f'<div class="attx-layers">{"".join(rows)}</div>'
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -564,6 +569,8 @@ class AttentionExplorer:
             .replace("__DATA__", data)
             .replace("__TITLE__", html.escape(self.title))
             .replace("__FIRST__", first_view)
+            .replace("__GRID_LAYER__", _GRID_LAYER)
+            .replace("__GRID_HEAD__", _GRID_HEAD)
             .replace("__ONE_INPUT__", " hidden" if len(frames) == 1 else "")
         )
 
@@ -585,7 +592,7 @@ def _fmt(value, digits: int = 2) -> str:
     return f"{value:.{digits}f}"
 
 
-_STATIC_TEMPLATE = """<div id="__UID__" class="attention-explorer" role="group" aria-label="__TITLE__">
+_STATIC_TEMPLATE = """<div id="__UID__" class="attention-explorer" role="group" aria-label="__TITLE__" style="max-width:100%">
 <p><b>__TITLE__</b> (stored views: choose an input and a query token; Tab to a button, Enter to choose, arrow keys
 to move)</p>
 <div class="attx-inputs" role="toolbar" aria-label="inputs"__ONE_INPUT__></div>
@@ -605,20 +612,20 @@ to move)</p>
       row[best].toFixed(2) + ", goes to '" + labels[best] + "' (position " + best + ")";
   }
   function render() {
-    var f = frames[input], out = "<table role='presentation'>";
+    var f = frames[input], out = "<div class='attx-layers'>";
     for (var l = 0; l < f.weights.length; l++) {
-      out += "<tr>";
+      out += "<div style='__GRID_LAYER__'>";
       for (var h = 0; h < f.weights[l].length; h++) {
         var row = f.weights[l][h][query], cap = describe(f.labels, row, l, h);
-        out += "<td style='padding:2px 6px;vertical-align:top'><table style='border-collapse:collapse;font:11px monospace' aria-label=\\"" +
+        out += "<div style='__GRID_HEAD__'><table style='border-collapse:collapse;font:11px monospace' aria-label=\\"" +
           esc(cap) + "\\"><caption style='text-align:left;font:12px sans-serif'>" + esc(cap) + "</caption><tr>";
         for (var k = 0; k < row.length; k++) out += "<td style='" + shade(row[k]) + ";padding:1px 3px;text-align:center'>" +
           esc(f.labels[k]) + "<br>" + row[k].toFixed(2) + "</td>";
-        out += "</tr></table></td>";
+        out += "</tr></table></div>";
       }
-      out += "</tr>";
+      out += "</div>";
     }
-    root.querySelector(".attx-grid").innerHTML = out + "</table>";
+    root.querySelector(".attx-grid").innerHTML = out + "</div>";
     root.querySelector(".attx-status").textContent = "input " + (input + 1) + ", query '" + f.labels[query] + "' at position " + query;
     var buttons = root.querySelectorAll(".attx-strip button");
     for (var i = 0; i < buttons.length; i++) buttons[i].setAttribute("aria-pressed", i === query ? "true" : "false");
