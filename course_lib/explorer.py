@@ -628,9 +628,11 @@ to move)</p>
     root.querySelector(".attx-grid").innerHTML = out + "</div>";
     root.querySelector(".attx-status").textContent = "input " + (input + 1) + ", query '" + f.labels[query] + "' at position " + query;
     var buttons = root.querySelectorAll(".attx-strip button");
-    for (var i = 0; i < buttons.length; i++) buttons[i].setAttribute("aria-pressed", i === query ? "true" : "false");
+    function press(b, on) { b.setAttribute("aria-pressed", on ? "true" : "false"); b.style.fontWeight = on ? "bold" : "";
+      b.style.background = on ? "#BBE1F6" : ""; }
+    for (var i = 0; i < buttons.length; i++) press(buttons[i], i === query);
     var inputs = root.querySelectorAll(".attx-inputs button");
-    for (var n = 0; n < inputs.length; n++) inputs[n].setAttribute("aria-pressed", n === input ? "true" : "false");
+    for (var n = 0; n < inputs.length; n++) press(inputs[n], n === input);
   }
   function strip() {
     var f = frames[input], bar = root.querySelector(".attx-strip"); bar.innerHTML = "";
