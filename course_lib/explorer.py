@@ -10,6 +10,8 @@ on the model's own tensors; switch heads off and see the prediction and the loss
 It works on any model whose attention layers are course ``MultiHeadAttention`` modules (the classifier of 03, the
 ``DecoderLM`` of 08, the ``AttentionOnlyLM`` of 09): it reads each layer's queries, keys and values from the outputs
 of ``w_q``, ``w_k``, ``w_v`` (forward hooks), and switches a head off by zeroing its slice of the input of ``w_o``.
+A padded input (03's sentences are left-padded) comes with the model's padding mask: the explorer passes it to the
+model and shows only the real tokens.
 
 Everything is drawn as HTML tables (fast, readable by a screen reader, operable by keyboard). The display also
 carries a ``text/html`` version with the attention of every head and every query precomputed and a few lines of
@@ -19,6 +21,7 @@ plain-text fallback.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import math
@@ -68,11 +71,54 @@ class LayerTrace:
     weights: torch.Tensor
 
 
-def trace(model: nn.Module, tokens: torch.Tensor, causal: bool | None = None) -> tuple[list[LayerTrace], object]:
-    """Run ``model(tokens)`` (``tokens``: one sequence, ``(1, seq)``) and record every layer's attention.
+@dataclass
+class Example:
+    """One input of the explorer: ``tokens`` ``(1, seq)``, ``labels`` (one per real token), the model's padding
+    ``mask`` (as passed to ``model(tokens, mask)``, True at real tokens; None: no padding) and, for a classifier,
+    the ``target`` class."""
 
-    Returns ``(layers, output)``: a ``LayerTrace`` per attention layer and the model's output.
+    tokens: torch.Tensor
+    labels: list[str]
+    mask: torch.Tensor | None = None
+    target: int | None = None
+
+    def __post_init__(self):
+        tokens = torch.as_tensor(self.tokens)
+        tokens = tokens[None] if tokens.dim() == 1 else tokens
+        if tokens.dim() != 2 or tokens.shape[0] != 1:
+            raise CourseInputError(f"tokens must be one sequence, (1, seq) or (seq,), got shape {tuple(tokens.shape)}")
+        self.tokens, self.labels = tokens, [str(label) for label in self.labels]
+        if len(self.labels) != len(self.positions):
+            raise CourseInputError(
+                f"give one label per real token: {len(self.positions)} tokens but {len(self.labels)} labels"
+            )
+
+    @property
+    def positions(self) -> torch.Tensor:
+        """The positions of the real tokens in ``tokens`` (all of them without a mask): ``(n_real,)``."""
+        seq = self.tokens.shape[1]
+        if self.mask is None:
+            return torch.arange(seq)
+        keep = torch.as_tensor(self.mask).reshape(-1).bool()
+        if keep.numel() != seq:
+            raise CourseInputError(f"the padding mask must hold one entry per token ({seq}), got {keep.numel()}")
+        return keep.nonzero().flatten()
+
+    def run(self, model: nn.Module):
+        """``model(tokens)``, with the padding mask when there is one."""
+        return model(self.tokens) if self.mask is None else model(self.tokens, self.mask)
+
+
+def trace(
+    model: nn.Module, tokens: torch.Tensor | Example, causal: bool | None = None
+) -> tuple[list[LayerTrace], object]:
+    """Run the model on one sequence (``tokens`` ``(1, seq)``, or an ``Example`` with its padding mask) and record
+    every layer's attention among the real tokens.
+
+    Returns ``(layers, output)``: a ``LayerTrace`` per attention layer (``seq`` = the number of real tokens) and
+    the model's output.
     """
+    example = tokens if isinstance(tokens, Example) else Example(tokens, [""] * torch.as_tensor(tokens).shape[-1])
     causal = is_causal(model) if causal is None else causal
     captured: dict[tuple[int, str], torch.Tensor] = {}
     hooks = []
@@ -85,13 +131,14 @@ def trace(model: nn.Module, tokens: torch.Tensor, causal: bool | None = None) ->
             hooks.append(getattr(mha, name).register_forward_hook(keep))
     try:
         with torch.no_grad():
-            output = model(tokens)
+            output = example.run(model)
     finally:
         for hook in hooks:
             hook.remove()
+    real = example.positions  # padding keys get weight 0 in the model, so the real rows still sum to 1
     layers = []
     for index in range(len(attention_layers(model))):
-        queries, keys, values = (captured[(index, name)] for name in ("w_q", "w_k", "w_v"))
+        queries, keys, values = (captured[(index, name)][:, real] for name in ("w_q", "w_k", "w_v"))
         seq = queries.shape[1]
         mask = torch.ones(seq, seq, dtype=torch.bool).tril() if causal else None
         _, weights = scaled_dot_product_attention(queries, keys, values, mask)
@@ -155,27 +202,34 @@ def logits_of(output) -> torch.Tensor:
     return output[0] if isinstance(output, tuple) else output
 
 
-def next_token_readout(
-    tokens: torch.Tensor, labels: Sequence[str]
-) -> Callable[[object, int], tuple[str, float | None]]:
-    """For language models: at query ``t``, the predicted next token and the loss of the true one (None at the end)."""
+Readout = Callable[[object, int, Example], tuple[str, float | None]]
 
-    def readout(output, query: int) -> tuple[str, float | None]:
-        logits = logits_of(output)[0, query]  # (vocab,)
-        log_probs = logits.log_softmax(-1)
+
+def next_token_readout(vocabulary: Sequence[str] | None = None) -> Readout:
+    """For language models: at query ``t``, the predicted next token (its word in ``vocabulary``) and the loss of
+    the true next token (None at the last token)."""
+
+    def readout(output, query: int, example: Example) -> tuple[str, float | None]:
+        positions = example.positions
+        logits = logits_of(output)[0, positions[query]]  # (vocab,)
         guess = int(logits.argmax())
-        loss = None if query + 1 >= tokens.shape[1] else float(-log_probs[tokens[0, query + 1]])
-        return labels[guess] if guess < len(labels) else str(guess), loss
+        if query + 1 >= len(positions):
+            loss = None
+        else:
+            loss = float(-logits.log_softmax(-1)[example.tokens[0, positions[query + 1]]])
+        return (vocabulary[guess] if vocabulary is not None else str(guess)), loss
 
     return readout
 
 
-def class_readout(target: int, class_names: Sequence[str]) -> Callable[[object, int], tuple[str, float | None]]:
-    """For classifiers: the predicted class and the loss of the ``target`` class (the same for every query)."""
+def class_readout(class_names: Sequence[str]) -> Readout:
+    """For classifiers: the predicted class and the loss of the example's ``target`` class (the same at every query;
+    None without a target)."""
 
-    def readout(output, query: int) -> tuple[str, float | None]:
+    def readout(output, query: int, example: Example) -> tuple[str, float | None]:
         logits = logits_of(output)[0]  # (num_classes,)
-        return class_names[int(logits.argmax())], float(-logits.log_softmax(-1)[target])
+        loss = None if example.target is None else float(-logits.log_softmax(-1)[int(example.target)])
+        return class_names[int(logits.argmax())], loss
 
     return readout
 
@@ -214,17 +268,22 @@ def describe_row(labels: Sequence[str], row: Sequence[float], query: int, layer:
     )
 
 
+_GRID_LAYER = "display:flex;flex-wrap:wrap;gap:4px 12px;max-width:100%"  # the heads wrap on a narrow screen
+_GRID_HEAD = "overflow-x:auto;max-width:100%;padding:2px 0"  # a long row scrolls inside its box, not the page
+
+
 def grid_html(labels: Sequence[str], weights: Sequence[torch.Tensor], query: int) -> str:
-    """The layer × head grid: for each head, the attention row of ``query`` over the keys."""
+    """The layer × head grid: for each head, the attention row of ``query`` over the keys (one line of heads per
+    layer)."""
     rows = []
     for layer, layer_weights in enumerate(weights):
-        cells = "".join(
-            f'<td style="padding:2px 6px;vertical-align:top">'
-            f"{_row_html(labels, layer_weights[head, query].tolist(), describe_row(labels, layer_weights[head, query].tolist(), query, layer, head))}</td>"
+        heads = "".join(
+            f'<div style="{_GRID_HEAD}">'
+            f"{_row_html(labels, layer_weights[head, query].tolist(), describe_row(labels, layer_weights[head, query].tolist(), query, layer, head))}</div>"
             for head in range(layer_weights.shape[0])
         )
-        rows.append(f"<tr>{cells}</tr>")
-    return f'<table role="presentation">{"".join(rows)}</table>'
+        rows.append(f'<div style="{_GRID_LAYER}">{heads}</div>')
+    return f'<div class="attx-layers">{"".join(rows)}</div>'
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -233,11 +292,14 @@ def grid_html(labels: Sequence[str], weights: Sequence[torch.Tensor], query: int
 
 
 class AttentionExplorer:
-    """Explore the attention of ``model`` on one sequence.
+    """Explore the attention of ``model`` on one sequence, or on several (``more_inputs``).
 
-    tokens: ``(1, seq)`` ids (or ``(seq,)``); labels: one string per position; readout(output, query) returns the
-    prediction label and the loss at ``query`` (default: next token, for language models); causal: mask the future
-    (default: from the model type); static_inputs: more ``(tokens, labels)`` pairs for the page without a kernel.
+    tokens: ``(1, seq)`` ids (or ``(seq,)``); labels: one string per real token; mask: the model's padding mask for
+    ``tokens`` (True at real tokens; the padding is hidden); target: the true class, for a classifier's loss.
+    readout(output, query, example) returns the prediction and the loss at ``query`` (default: the next token, for
+    language models; ``class_readout`` for classifiers); causal: mask the future (default: from the model type).
+    more_inputs: more ``(tokens, labels[, mask[, target]])`` to choose from; the page without a kernel stores the
+    first ``static_frames`` inputs. start_query: where each input's query starts (negative: counted from the end).
 
     ``display(explorer)`` shows the widget (with a static HTML version for pages without a kernel); ``text`` is the
     plain-text description of the current view; ``select(...)`` changes the view from Python.
@@ -248,36 +310,53 @@ class AttentionExplorer:
         model: nn.Module,
         tokens: torch.Tensor,
         labels: Sequence[str],
-        readout: Callable[[object, int], tuple[str, float | None]] | None = None,
+        readout: Readout | None = None,
         causal: bool | None = None,
-        static_inputs: Sequence[tuple[torch.Tensor, Sequence[str]]] = (),
+        more_inputs: Sequence[tuple] = (),
         title: str = "Attention explorer",
+        mask: torch.Tensor | None = None,
+        target: int | None = None,
+        static_frames: int = 6,
+        start_query: int = -1,
     ):
-        tokens = torch.as_tensor(tokens)
-        if tokens.dim() == 1:
-            tokens = tokens[None]
-        if tokens.dim() != 2 or tokens.shape[0] != 1:
-            raise CourseInputError(f"tokens must be one sequence, (1, seq) or (seq,), got shape {tuple(tokens.shape)}")
-        labels = [str(label) for label in labels]
-        if len(labels) != tokens.shape[1]:
-            raise CourseInputError(f"give one label per token: {tokens.shape[1]} tokens but {len(labels)} labels")
-        self.model, self.tokens, self.labels, self.title = model.eval(), tokens, labels, title
+        self.model, self.title = model.eval(), title
+        self.inputs = [Example(tokens, list(labels), mask, target)] + [Example(*item) for item in more_inputs]
         self.causal = is_causal(model) if causal is None else causal
-        self.readout = readout or next_token_readout(tokens, labels)
-        self.layers, self.output = trace(model, tokens, self.causal)
-        self.num_heads = self.layers[0].weights.shape[0]
-        self.static_inputs = [(tokens, labels)] + [
-            (torch.as_tensor(t).reshape(1, -1), list(l)) for t, l in static_inputs
-        ]
-        seq = tokens.shape[1]
-        self.query, self.key, self.layer, self.head, self.stage = seq - 1, seq - 1, 0, 0, len(STAGES) - 1
+        self.readout = readout or next_token_readout()
+        self.static_frames, self.start_query = static_frames, start_query
+        self.input = 0
+        self.layer, self.head, self.stage = 0, 0, len(STAGES) - 1
         self.ablated: set[tuple[int, int]] = set()
+        self._outputs: dict[tuple[int, frozenset], object] = {}
         self._widget = None
+        self._load(0)
+
+    def _load(self, index: int) -> None:
+        """Trace input ``index`` and point the query and the key at its ``start_query`` token."""
+        self.input = index
+        self.example = self.inputs[index]
+        self.layers, self.output = trace(self.model, self.example, self.causal)
+        self.num_heads = self.layers[0].weights.shape[0]
+        self.query = self.key = self.start_query % len(self.labels)
+
+    @property
+    def tokens(self) -> torch.Tensor:
+        return self.example.tokens
+
+    @property
+    def labels(self) -> list[str]:
+        return self.example.labels
 
     # --- state -------------------------------------------------------------------------------------------------
-    def select(self, query=None, key=None, layer=None, head=None, stage=None, ablated=None) -> AttentionExplorer:
-        """Change the view (any subset): positions, layer, head, stage (index or name), ablated ``(layer, head)`` pairs."""
-        seq = self.tokens.shape[1]
+    def select(
+        self, query=None, key=None, layer=None, head=None, stage=None, ablated=None, input=None
+    ) -> AttentionExplorer:
+        """Change the view (any subset): input (index), positions among the real tokens, layer, head, stage (index
+        or name), ablated ``(layer, head)`` pairs. A new input starts at ``start_query``."""
+        if input is not None and int(input) % len(self.inputs) != self.input:
+            self._load(int(input) % len(self.inputs))
+            query = key = None
+        seq = len(self.labels)
         if query is not None:
             self.query = int(query) % seq
         if key is not None:
@@ -306,10 +385,12 @@ class AttentionExplorer:
 
     def effect(self) -> dict:
         """Prediction and loss at the selected query with every head on, and with the ablated heads off."""
-        before = self.readout(self.output, self.query)
-        with heads_off(self.model, self.ablated), torch.no_grad():
-            after = self.readout(self.model(self.tokens), self.query)
-        return {"before": before, "after": after}
+        before = self.readout(self.output, self.query, self.example)
+        key = (self.input, frozenset(self.ablated))
+        if key not in self._outputs:  # one forward pass per input and set of heads switched off
+            with heads_off(self.model, self.ablated), torch.no_grad():
+                self._outputs[key] = self.example.run(self.model)
+        return {"before": before, "after": self.readout(self._outputs[key], self.query, self.example)}
 
     # --- views ---------------------------------------------------------------------------------------------------
     @property
@@ -350,45 +431,46 @@ class AttentionExplorer:
         (guess, loss), (guess_off, loss_off) = effect["before"], effect["after"]
         off = ", ".join(f"layer {a} head {b}" for a, b in sorted(self.ablated)) or "no head"
         return (
-            f"<p><b>Stage {self.stage + 1} of {len(STAGES)}, {html.escape(name)}</b> (layer {self.layer}, head "
-            f"{self.head}, query {html.escape(self.labels[self.query])!s} at {self.query}): {stage}</p>"
-            f"<p><b>Score of query {self.query} and key {self.key}</b> = Σ q<sub>i</sub>k<sub>i</sub> = {products} "
-            f"= {float(terms.sum()):.3f} (÷√d_k = {float(terms.sum()) / math.sqrt(terms.numel()):.3f})</p>"
-            f'<p aria-live="polite"><b>Prediction</b> {html.escape(guess)!s} (loss {_fmt(loss)}); with {off} switched '
-            f"off: {html.escape(guess_off)!s} (loss {_fmt(loss_off)})</p>"
+            f'<p class="attx-stage"><b>Stage {self.stage + 1} of {len(STAGES)}, {html.escape(name)}</b> (layer '
+            f"{self.layer}, head {self.head}, query {html.escape(self.labels[self.query])!s} at {self.query}): {stage}</p>"
+            f'<p class="attx-terms"><b>Score of query {self.query} and key {self.key}</b> = Σ q<sub>i</sub>k<sub>i</sub> '
+            f"= {products} = {float(terms.sum()):.3f} (÷√d_k = {float(terms.sum()) / math.sqrt(terms.numel()):.3f})</p>"
+            f'<p class="attx-effect" aria-live="polite"><b>Prediction</b> {html.escape(guess)!s} (loss {_fmt(loss)}); '
+            f"with {off} switched off: {html.escape(guess_off)!s} (loss {_fmt(loss_off)})</p>"
         )
 
     def html(self) -> str:
         """The current view as HTML (the grid, the stage, the score's terms and the ablation)."""
         return (
-            f"<div><b>{html.escape(self.title)}</b> — query {html.escape(self.labels[self.query])} (position {self.query})"
-            f"{grid_html(self.labels, [t.weights for t in self.layers], self.query)}{self._detail_html()}</div>"
+            f'<div class="attx-view"><b>{html.escape(self.title)}</b> — query {html.escape(self.labels[self.query])} '
+            f"(position {self.query}){grid_html(self.labels, [t.weights for t in self.layers], self.query)}"
+            f"{self._detail_html()}</div>"
         )
 
     # --- the live widget -----------------------------------------------------------------------------------------
     def widget(self):
         """The ipywidgets view: token strip (buttons: Tab to one, Enter or Space to choose), layer, head, key, stage
-        and ablation controls, and the HTML view."""
+        and ablation controls, an input chooser when there are several inputs, and the HTML view."""
         if self._widget is not None:
             return self._widget
         import ipywidgets as widgets
 
-        seq = self.tokens.shape[1]
-        options = [(f"{label}·{i}", i) for i, label in enumerate(self.labels)]
-        self._strip = widgets.ToggleButtons(
-            options=options,
-            value=self.query,
-            description="query",
-            tooltips=[f"query: {label} at position {i}" for i, label in enumerate(self.labels)],
-            style={"button_width": "auto"},
+        self._strip = widgets.ToggleButtons(description="query", style={"button_width": "auto"})
+        self._key = widgets.Dropdown(description="key")
+        self._set_token_options()
+        self._input = widgets.Dropdown(
+            options=[(f"{n + 1}: {' '.join(e.labels)}"[:70], n) for n, e in enumerate(self.inputs)],
+            value=self.input,
+            description="input",
+            layout={"width": "36em", "display": None if len(self.inputs) > 1 else "none"},
         )
-        self._key = widgets.Dropdown(options=options, value=self.key, description="key")
         self._layer = widgets.Dropdown(options=list(range(len(self.layers))), value=self.layer, description="layer")
         self._head = widgets.Dropdown(options=list(range(self.num_heads)), value=self.head, description="head")
         self._stage = widgets.ToggleButtons(
             options=[(name, i) for i, name in enumerate(STAGES)],
             value=self.stage,
             description="stage",
+            tooltips=[f"stage {i + 1} of {len(STAGES)}: {name}" for i, name in enumerate(STAGES)],
             style={"button_width": "auto"},
         )
         self._switches = [
@@ -397,11 +479,9 @@ class AttentionExplorer:
             for head in range(self.num_heads)
         ]
         self._view = widgets.HTML()
-        for control in (self._strip, self._key, self._layer, self._head, self._stage, *self._switches):
-            control.observe(self._on_change, names="value")
-        del seq
         self._widget = widgets.VBox(
             [
+                self._input,
                 self._strip,
                 widgets.HBox([self._layer, self._head, self._key]),
                 self._stage,
@@ -409,37 +489,66 @@ class AttentionExplorer:
                 self._view,
             ]
         )
+        self._widget.add_class("attention-explorer-live")
+        for control in (self._input, self._strip, self._key, self._layer, self._head, self._stage, *self._switches):
+            control.observe(self._on_change, names="value")
         self._refresh()
         return self._widget
 
+    def _set_token_options(self) -> None:
+        options = [(f"{label}·{i}", i) for i, label in enumerate(self.labels)]
+        self._updating = True
+        try:
+            self._strip.options, self._strip.value = options, self.query
+            self._strip.tooltips = [f"query: {label} at position {i}" for i, label in enumerate(self.labels)]
+            self._key.options, self._key.value = options, self.key
+        finally:
+            self._updating = False
+
     def _on_change(self, change) -> None:
+        if getattr(self, "_updating", False):
+            return
+        if change["owner"] is self._input:
+            self.select(input=change["new"])
+            return
         ablated = {(i // self.num_heads, i % self.num_heads) for i, box in enumerate(self._switches) if box.value}
         self.select(self._strip.value, self._key.value, self._layer.value, self._head.value, self._stage.value, ablated)
 
     def _refresh(self) -> None:
-        w = self._widget
-        if w is None:
+        if self._widget is None:
             return
-        for control, value in (
-            (self._strip, self.query),
-            (self._key, self.key),
-            (self._layer, self.layer),
-            (self._head, self.head),
-            (self._stage, self.stage),
-        ):
-            if control.value != value:
-                control.value = value
+        if len(self._strip.options) != len(self.labels) or self._input.value != self.input:
+            self._updating = True
+            try:
+                self._input.value = self.input
+            finally:
+                self._updating = False
+            self._set_token_options()
+        self._updating = True
+        try:
+            for control, value in (
+                (self._strip, self.query),
+                (self._key, self.key),
+                (self._layer, self.layer),
+                (self._head, self.head),
+                (self._stage, self.stage),
+            ):
+                if control.value != value:
+                    control.value = value
+        finally:
+            self._updating = False
         self._view.value = self.html()
 
     def static_html(self) -> str:
-        """A self-contained page fragment: every head's attention for every query of the stored inputs, with a few
-        lines of inline script to choose the input and the query (buttons, Tab, arrow keys). No network."""
+        """A self-contained page fragment: every head's attention for every query of the first ``static_frames``
+        inputs, with a few lines of inline script to choose the input and the query (buttons, Tab, arrow keys).
+        No network."""
         frames = []
-        for tokens, labels in self.static_inputs:
-            layers, _ = trace(self.model, tokens, self.causal)
+        for example in self.inputs[: self.static_frames]:
+            layers, _ = trace(self.model, example, self.causal)
             frames.append(
                 {
-                    "labels": list(labels),
+                    "labels": list(example.labels),
                     "weights": [
                         [
                             [[round(w, 2) for w in row] for row in t.weights[h].tolist()]
@@ -449,17 +558,21 @@ class AttentionExplorer:
                     ],
                 }
             )
-        uid = f"attx{id(self):x}"
         data = json.dumps(frames, ensure_ascii=True).replace("</", "<\\/")
+        uid = "attx" + hashlib.sha1(data.encode()).hexdigest()[:10]  # the same on every run: quiet git diffs
+        first = self.inputs[0]
+        layers, _ = trace(self.model, first, self.causal)
+        first_view = grid_html(first.labels, [t.weights for t in layers], self.start_query % len(first.labels))
         return (
-            _STATIC_TEMPLATE.replace("__UID__", uid)
+            _STATIC_TEMPLATE.replace("__START__", str(self.start_query))
+            .replace("__UID__", uid)
             .replace("__DATA__", data)
             .replace("__TITLE__", html.escape(self.title))
-            .replace("__FIRST__", self._static_first_view())
+            .replace("__FIRST__", first_view)
+            .replace("__GRID_LAYER__", _GRID_LAYER)
+            .replace("__GRID_HEAD__", _GRID_HEAD)
+            .replace("__ONE_INPUT__", " hidden" if len(frames) == 1 else "")
         )
-
-    def _static_first_view(self) -> str:
-        return grid_html(self.labels, [t.weights for t in self.layers], self.query)
 
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget()._repr_mimebundle_(**kwargs)
@@ -479,16 +592,18 @@ def _fmt(value, digits: int = 2) -> str:
     return f"{value:.{digits}f}"
 
 
-_STATIC_TEMPLATE = """<div id="__UID__" class="attention-explorer" role="group" aria-label="__TITLE__">
+_STATIC_TEMPLATE = """<div id="__UID__" class="attention-explorer" role="group" aria-label="__TITLE__" style="max-width:100%">
 <p><b>__TITLE__</b> (stored views: choose an input and a query token; Tab to a button, Enter to choose, arrow keys
 to move)</p>
-<div class="attx-inputs" role="toolbar" aria-label="inputs"></div>
+<div class="attx-inputs" role="toolbar" aria-label="inputs"__ONE_INPUT__></div>
 <div class="attx-strip" role="toolbar" aria-label="query token"></div>
 <p class="attx-status" aria-live="polite"></p>
 <div class="attx-grid">__FIRST__</div>
 <script>
 (function () {
-  var root = document.getElementById("__UID__"), frames = __DATA__, input = 0, query = frames[0].labels.length - 1;
+  var root = document.getElementById("__UID__"), frames = __DATA__, start = __START__, input = 0;
+  function first(f) { return ((start % f.labels.length) + f.labels.length) % f.labels.length; }
+  var query = first(frames[0]);
   function esc(s) { return String(s).replace(/[&<>"]/g, function (c) { return {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]; }); }
   function shade(w) { return "background:rgba(31,119,180," + w.toFixed(2) + ");color:" + (w > 0.55 ? "white" : "black"); }
   function describe(labels, row, l, h) {
@@ -497,23 +612,27 @@ to move)</p>
       row[best].toFixed(2) + ", goes to '" + labels[best] + "' (position " + best + ")";
   }
   function render() {
-    var f = frames[input], out = "<table role='presentation'>";
+    var f = frames[input], out = "<div class='attx-layers'>";
     for (var l = 0; l < f.weights.length; l++) {
-      out += "<tr>";
+      out += "<div style='__GRID_LAYER__'>";
       for (var h = 0; h < f.weights[l].length; h++) {
         var row = f.weights[l][h][query], cap = describe(f.labels, row, l, h);
-        out += "<td style='padding:2px 6px;vertical-align:top'><table style='border-collapse:collapse;font:11px monospace' aria-label=\\"" +
+        out += "<div style='__GRID_HEAD__'><table style='border-collapse:collapse;font:11px monospace' aria-label=\\"" +
           esc(cap) + "\\"><caption style='text-align:left;font:12px sans-serif'>" + esc(cap) + "</caption><tr>";
         for (var k = 0; k < row.length; k++) out += "<td style='" + shade(row[k]) + ";padding:1px 3px;text-align:center'>" +
           esc(f.labels[k]) + "<br>" + row[k].toFixed(2) + "</td>";
-        out += "</tr></table></td>";
+        out += "</tr></table></div>";
       }
-      out += "</tr>";
+      out += "</div>";
     }
-    root.querySelector(".attx-grid").innerHTML = out + "</table>";
+    root.querySelector(".attx-grid").innerHTML = out + "</div>";
     root.querySelector(".attx-status").textContent = "input " + (input + 1) + ", query '" + f.labels[query] + "' at position " + query;
     var buttons = root.querySelectorAll(".attx-strip button");
-    for (var i = 0; i < buttons.length; i++) buttons[i].setAttribute("aria-pressed", i === query ? "true" : "false");
+    function press(b, on) { b.setAttribute("aria-pressed", on ? "true" : "false"); b.style.fontWeight = on ? "bold" : "";
+      b.style.background = on ? "#BBE1F6" : ""; }
+    for (var i = 0; i < buttons.length; i++) press(buttons[i], i === query);
+    var inputs = root.querySelectorAll(".attx-inputs button");
+    for (var n = 0; n < inputs.length; n++) press(inputs[n], n === input);
   }
   function strip() {
     var f = frames[input], bar = root.querySelector(".attx-strip"); bar.innerHTML = "";
@@ -533,7 +652,8 @@ to move)</p>
   var chooser = root.querySelector(".attx-inputs");
   frames.forEach(function (f, n) {
     var b = document.createElement("button"); b.type = "button"; b.textContent = "input " + (n + 1);
-    b.addEventListener("click", function () { input = n; query = f.labels.length - 1; strip(); render(); });
+    b.title = f.labels.join(" "); b.setAttribute("aria-label", "input " + (n + 1) + ": " + f.labels.join(" "));
+    b.addEventListener("click", function () { input = n; query = first(f); strip(); render(); });
     chooser.appendChild(b);
   });
   strip(); render();

@@ -7,7 +7,19 @@ import torch
 from course_lib.attention import scaled_dot_product_attention, softmax
 from course_lib.attention_only import AttentionOnlyLM
 from course_lib.decoder import DecoderLM
-from course_lib.explorer import STAGES, AttentionExplorer, attention_stages, heads_off, score_terms, trace
+from course_lib.explorer import (
+    STAGES,
+    AttentionExplorer,
+    Example,
+    attention_stages,
+    class_readout,
+    heads_off,
+    next_token_readout,
+    score_terms,
+    trace,
+)
+from course_lib.models import TransformerClassifier
+from course_lib.tasks import agreement
 
 
 def _model(seed=0):
@@ -68,7 +80,7 @@ def test_explorer_text_html_and_static_page():
     model = _model()
     tokens = torch.randint(12, (1, 8), generator=torch.Generator().manual_seed(4))
     labels = [f"t{int(t)}" for t in tokens[0]]
-    explorer = AttentionExplorer(model, tokens, labels, static_inputs=[(tokens.flip(1), labels[::-1])])
+    explorer = AttentionExplorer(model, tokens, labels, more_inputs=[(tokens.flip(1), labels[::-1])])
     explorer.select(query=5, key=2, layer=1, head=1, stage="softmax", ablated=[(1, 1)])
     text = explorer.text
     assert "query 't" in text and "layer 1 head 1" in text and "with heads off (L1H1)" in text
@@ -78,3 +90,60 @@ def test_explorer_text_html_and_static_page():
     assert "<script>" in page and "http" not in page.split("<script>")[1]
     bundle = explorer._repr_mimebundle_()
     assert "text/html" in bundle and "application/vnd.jupyter.widget-view+json" in bundle
+
+
+def test_a_padded_input_shows_the_real_tokens_with_the_models_own_weights():
+    torch.manual_seed(0)
+    model = TransformerClassifier(
+        agreement.VOCAB_SIZE, 4, d_model=16, num_heads=2, d_ff=32, max_len=agreement.MAX_LEN, positions="learned"
+    ).eval()
+    batch = agreement.encode("the dog , which chased the cats , [V]")
+    words = agreement.decode(batch.tokens[0])
+    example = Example(batch.tokens, words, batch.mask, int(batch.targets[0]))
+    layers, logits = trace(model, example)
+    with torch.no_grad():
+        assert torch.allclose(logits, model(batch.tokens, batch.mask), atol=1e-6), "the mask reaches the model"
+    real = example.positions
+    assert len(real) == len(words) < batch.tokens.shape[1]
+    theirs = model.attention_weights[0][0][:, real][:, :, real]  # (heads, n_real, n_real)
+    assert torch.allclose(layers[0].weights, theirs, atol=1e-6)
+    assert torch.allclose(layers[0].weights.sum(-1), torch.ones(2, len(words)), atol=1e-6)
+    explorer = AttentionExplorer(
+        model, batch.tokens, words, readout=class_readout(agreement.CLASS_NAMES["both"]), mask=batch.mask
+    )
+    assert explorer.labels[explorer.query] == "[V]"
+    guess, loss = explorer.effect()["before"]
+    assert guess in agreement.CLASS_NAMES["both"] and loss is None  # no target given
+
+
+def test_next_token_readout_names_the_word_and_scores_the_true_next_token():
+    model = DecoderLM(5, 8, 2, 1, 16, max_len=8).eval()
+    tokens = torch.tensor([[1, 3, 2, 4]])
+    example = Example(tokens, ["a", "b", "c", "d"])
+    readout = next_token_readout(["v0", "v1", "v2", "v3", "v4"])
+    with torch.no_grad():
+        logits = model(tokens)
+    word, loss = readout(logits, 1, example)
+    assert word == f"v{int(logits[0, 1].argmax())}"
+    assert abs(loss - float(-logits[0, 1].log_softmax(-1)[2])) < 1e-6
+    assert readout(logits, 3, example)[1] is None
+
+
+def test_switching_inputs_and_the_static_page_stores_the_first_frames():
+    model = _model()
+    gen = torch.Generator().manual_seed(5)
+    inputs = [(torch.randint(12, (1, n), generator=gen), [f"w{i}" for i in range(n)]) for n in (4, 6, 7)]
+    explorer = AttentionExplorer(model, *inputs[0], more_inputs=inputs[1:], static_frames=2)
+    explorer.select(input=2)
+    assert explorer.query == 6 and explorer.layers[0].weights.shape[-1] == 7
+    page = explorer.static_html()
+    assert page.count('"labels"') == 2 and page == explorer.static_html(), "two frames, the same page every time"
+    widget = explorer.widget()
+    explorer._input.value = 1
+    assert explorer.input == 1 and len(explorer._strip.options) == 6 and explorer._strip.value == 5
+    explorer._strip.value = 2
+    explorer._switches[3].value = True
+    assert (
+        explorer.query == 2 and explorer.ablated == {(1, 1)} and "layer 1 head 1 switched off" in explorer._view.value
+    )
+    assert widget is explorer.widget()

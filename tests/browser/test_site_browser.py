@@ -328,3 +328,49 @@ def test_prose_keeps_a_readable_measure_on_a_wide_screen(built_site, served, bro
         context.close()
     assert lines, "02 has long paragraphs to measure"
     assert max(lines) <= LONGEST_LINE, f"characters per line of 02's long paragraphs: {lines}"
+
+
+# -- the attention explorer's precomputed version (issue 28) ---------------------------------------------------------
+EXPLORER_PAGES = ("notebooks/03_multi_head_attention.html", "notebooks/08_language_model.html")
+
+
+@pytest.mark.parametrize("out", EXPLORER_PAGES)
+def test_the_precomputed_explorer_switches_among_stored_frames(out, built_site, served, context):
+    """Where no kernel runs, the attention explorer shows its stored frames: choosing another input (a click) and
+    another query token (Enter on a focused button, then the arrow keys) redraws every head's row from the stored
+    numbers, with no failed request and no error."""
+    from playwright.sync_api import expect
+
+    page, problems = open_page(context, served + out)
+    try:
+        explorer = page.locator(".attention-explorer").first
+        expect(explorer).to_be_visible()
+        status, grid = explorer.locator(".attx-status"), explorer.locator(".attx-grid")
+        heads = grid.locator("table").count()
+        assert heads >= 2, "every head's row is shown"
+        first = grid.inner_text()
+
+        inputs = explorer.locator(".attx-inputs button")
+        assert inputs.count() >= 3, "several stored inputs"
+        inputs.nth(1).click()
+        expect(status).to_contain_text("input 2,")
+        expect(inputs.nth(1)).to_have_attribute("aria-pressed", "true")
+        second = grid.inner_text()
+        assert second != first, "another input, other rows"
+
+        tokens = explorer.locator(".attx-strip button")
+        tokens.first.focus()
+        page.keyboard.press("Enter")
+        expect(status).to_contain_text("at position 0")
+        expect(grid.locator("caption").first).to_contain_text("(position 0)")
+        page.keyboard.press("ArrowRight")
+        expect(status).to_contain_text("at position 1")
+        expect(tokens.nth(1)).to_have_attribute("aria-pressed", "true")
+        assert grid.inner_text() not in (first, second), "another query, other rows"
+        assert grid.locator("table").count() == heads
+        assert problems == [], problems
+        assert context.left_the_machine == [], f"requests that would leave the machine: {context.left_the_machine}"
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        explorer.screenshot(path=str(SCREENSHOTS / f"explorer_{out.split('/')[1][:2]}.png"))
+    finally:
+        page.close()
