@@ -45,7 +45,10 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
 
 
 def repeat_kv_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
-    """``(batch, n_kv_heads, seq, d_head)`` → ``(batch, num_heads, seq, d_head)``: each head ``group`` times in a row."""
+    """``(batch, n_kv_heads, seq, d_head)`` → ``(batch, num_heads, seq, d_head)``.
+
+    Each key/value head appears ``group = num_heads / n_kv_heads`` times in a row, once per query head it serves.
+    """
     return x.repeat_interleave(num_heads // x.shape[1], dim=1)
 
 
