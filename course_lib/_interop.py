@@ -30,6 +30,11 @@ def copy_multihead(ours, mha: nn.MultiheadAttention):
         f"into d_model={ours.d_model}, num_heads={ours.num_heads}",
     )
     _require(
+        ours.n_kv_heads == ours.num_heads,
+        f"cannot copy into grouped-query attention (n_kv_heads={ours.n_kv_heads}): torch's module has a key and "
+        "value head for every query head",
+    )
+    _require(
         mha.in_proj_weight is not None,
         "only nn.MultiheadAttention with equal query/key/value sizes (kdim = vdim = embed_dim) can be copied",
     )

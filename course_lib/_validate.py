@@ -162,6 +162,19 @@ def check_heads(d_model, num_heads) -> int:
     return num_heads
 
 
+def check_kv_heads(num_heads: int, n_kv_heads) -> int:
+    """GQA: ``n_kv_heads`` (``None`` means ``num_heads``) is positive and divides ``num_heads``; returns it."""
+    if n_kv_heads is None:
+        return num_heads
+    check_positive_int("n_kv_heads", n_kv_heads)
+    if num_heads % n_kv_heads != 0:
+        raise CourseInputError(
+            f"num_heads={num_heads} must be a multiple of n_kv_heads={n_kv_heads}: each key/value head serves "
+            "a whole group of query heads"
+        )
+    return n_kv_heads
+
+
 def check_multihead_inputs(d_model: int, queries, keys, values, mask) -> None:
     """``MultiHeadAttention.forward``: three ``(batch, seq, d_model)`` tensors that fit together, and a mask form."""
     for name, tensor in (("queries", queries), ("keys", keys), ("values", values)):

@@ -107,10 +107,10 @@ class TransformerEncoderBlock(nn.Module):
     of the last call are kept in ``self.attention_weights`` ``(batch, num_heads, seq, seq)`` for plots.
     """
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0, norm_first: bool = False):
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False, n_kv_heads=None):
         super().__init__()
         self.d_model, self.norm_first = d_model, norm_first
-        self.self_attention = MultiHeadAttention(d_model, num_heads)
+        self.self_attention = MultiHeadAttention(d_model, num_heads, n_kv_heads=n_kv_heads)  # n_kv_heads: GQA
         self.feed_forward = FeedForward(d_model, d_ff, dropout)
         self.norm1, self.norm2 = LayerNorm(d_model), LayerNorm(d_model)
         self.dropout = nn.Dropout(dropout)

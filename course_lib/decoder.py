@@ -35,11 +35,12 @@ from .blocks import LayerNorm, TransformerEncoderBlock
 class KVCache:
     """The keys and values every block has computed so far, so generation never recomputes them.
 
-    ``keys[b]`` and ``values[b]`` of block ``b`` are ``(batch, num_heads, positions, d_head)``, or ``None``
+    ``keys[b]`` and ``values[b]`` of block ``b`` are ``(batch, n_kv_heads, positions, d_head)``, or ``None``
     before the first call. ``length`` is the number of cached positions: the position of the next token, which
     the model uses as the offset of its position embeddings. ``reset()`` empties the cache for a new prompt.
 
-    Memory: ``nbytes`` = 2 (keys and values) × n_blocks × batch × num_heads × positions × d_head × bytes per number.
+    Memory: ``nbytes`` = 2 (keys and values) × n_blocks × batch × n_kv_heads × positions × d_head × bytes per number,
+    with ``n_kv_heads = num_heads`` unless the attention is grouped (GQA, notebook 10).
     """
 
     def __init__(self, n_blocks: int):
@@ -90,8 +91,8 @@ class DecoderBlock(TransformerEncoderBlock):
     new ones up to themselves. ``attention_weights``: ``(batch, num_heads, new, positions)``.
     """
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0):
-        super().__init__(d_model, num_heads, d_ff, dropout, norm_first=True)
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0, n_kv_heads: int | None = None):
+        super().__init__(d_model, num_heads, d_ff, dropout, norm_first=True, n_kv_heads=n_kv_heads)
 
     def forward(self, x: torch.Tensor, cache: KVCache | None = None, index: int = 0) -> torch.Tensor:
         check_cache_argument(cache)
@@ -109,10 +110,10 @@ class DecoderLM(nn.Module):
     every candidate for token ``t + 1``. With ``tie_weights=True`` the unembedding uses the embedding's own tensor
     (``unembed.weight is embed.weight``), which saves ``vocab_size × d_model`` parameters.
     forward(tokens, cache=None): with a ``KVCache``, ``tokens`` are the *new* tokens, placed after the
-    ``cache.length`` cached positions; the cache is extended in place.
+    ``cache.length`` cached positions; the cache is extended in place. ``n_kv_heads``: GQA, a smaller cache.
     """
 
-    def __init__(self, vocab_size, d_model, num_heads, n_blocks, d_ff, max_len, tie_weights=True):
+    def __init__(self, vocab_size, d_model, num_heads, n_blocks, d_ff, max_len, tie_weights=True, n_kv_heads=None):
         super().__init__()
         for name, value in (("vocab_size", vocab_size), ("n_blocks", n_blocks), ("max_len", max_len)):
             check_positive_int(name, value)
@@ -121,7 +122,7 @@ class DecoderLM(nn.Module):
         self.positions = nn.Embedding(max_len, d_model)  # P: (max_len, d_model)
         nn.init.normal_(self.embed.weight, std=0.02)  # small starts, as in GPT-2
         nn.init.normal_(self.positions.weight, std=0.01)
-        self.blocks = nn.ModuleList(DecoderBlock(d_model, num_heads, d_ff) for _ in range(n_blocks))
+        self.blocks = nn.ModuleList(DecoderBlock(d_model, num_heads, d_ff, 0.0, n_kv_heads) for _ in range(n_blocks))
         self.final_norm = LayerNorm(d_model)
         self.unembed = nn.Linear(d_model, vocab_size, bias=False)  # weight: (vocab_size, d_model)
         if tie_weights:

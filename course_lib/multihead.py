@@ -5,6 +5,11 @@
 
 The heads are not a Python loop: one projection produces all heads at once and a reshape
 (``split_heads``) gives every head its own slice of ``d_model``.
+
+Grouped-query attention (GQA, notebook 10) keeps the h query heads but only ``n_kv_heads`` key/value heads; query
+head i reads key/value head g(i) = i // (h / n_kv_heads), so a KV cache holds ``n_kv_heads`` heads (MQA at 1):
+
+    head_i = Attention(X W_Q_i, X W_K_g(i), X W_V_g(i))
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import torch
 from torch import nn
 
 from . import _interop as interop
-from ._validate import check_heads, check_multihead_inputs, check_tensor
+from ._validate import check_heads, check_kv_heads, check_multihead_inputs, check_tensor
 from .attention import scaled_dot_product_attention
 
 
@@ -39,8 +44,18 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     return x.transpose(1, 2).reshape(batch, seq, num_heads * d_head)  # (batch, seq, d_model)
 
 
+def repeat_kv_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+    """``(batch, n_kv_heads, seq, d_head)`` → ``(batch, num_heads, seq, d_head)``.
+
+    Each key/value head appears ``group = num_heads / n_kv_heads`` times in a row, once per query head it serves.
+    """
+    return x.repeat_interleave(num_heads // x.shape[1], dim=1)
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head attention with learned projections ``W_Q, W_K, W_V, W_O`` (each ``d_model × d_model``).
+
+    ``n_kv_heads`` (default ``num_heads``): GQA, W_K and W_V are ``d_model × (n_kv_heads · d_head)``.
 
     forward(queries, keys=None, values=None, mask=None, cache=None, index=0):
         queries: ``(batch, seq_q, d_model)``; keys and values: ``(batch, seq_k, d_model)``
@@ -48,18 +63,19 @@ class MultiHeadAttention(nn.Module):
         mask: boolean, ``True`` = may attend, shaped ``(seq_q, seq_k)``, ``(batch, seq_q, seq_k)``
         or ``(batch, 1, seq_k)`` (e.g. from ``padding_mask``); it is shared by every head.
         cache: a ``KVCache`` (generation, notebook 08): the new keys and values are appended to slot ``index``
-        and the queries attend to every position cached so far; the mask must cover them all.
+        and the queries attend to every position cached so far; the mask must cover them all. It holds
+        ``(batch, n_kv_heads, positions, d_head)`` per block.
     Returns ``(output, weights)``: output ``(batch, seq_q, d_model)`` and the per-head attention
     weights ``(batch, num_heads, seq_q, seq_k)`` for plots.
     """
 
-    def __init__(self, d_model: int, num_heads: int, bias: bool = True):
+    def __init__(self, d_model: int, num_heads: int, bias: bool = True, n_kv_heads: int | None = None):
         super().__init__()
         self.d_model, self.num_heads = d_model, check_heads(d_model, num_heads)
-        self.d_head = d_model // num_heads
+        self.d_head, self.n_kv_heads = d_model // num_heads, check_kv_heads(num_heads, n_kv_heads)
         self.w_q = nn.Linear(d_model, d_model, bias=bias)
-        self.w_k = nn.Linear(d_model, d_model, bias=bias)
-        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, self.n_kv_heads * self.d_head, bias=bias)  # d_model × d_model unless GQA
+        self.w_v = nn.Linear(d_model, self.n_kv_heads * self.d_head, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
 
     def forward(self, queries, keys=None, values=None, mask=None, cache=None, index: int = 0):
@@ -68,10 +84,12 @@ class MultiHeadAttention(nn.Module):
         check_multihead_inputs(self.d_model, queries, keys, values, mask)
         # 1. project, 2. split into heads: (batch, num_heads, seq, d_head)
         q = split_heads(self.w_q(queries), self.num_heads)
-        k = split_heads(self.w_k(keys), self.num_heads)
-        v = split_heads(self.w_v(values), self.num_heads)
+        k = split_heads(self.w_k(keys), self.n_kv_heads)  # (batch, n_kv_heads, seq_k, d_head)
+        v = split_heads(self.w_v(values), self.n_kv_heads)
         if cache is not None:  # generation: the keys and values of the earlier positions, computed once
-            k, v = cache.append(index, k, v)  # (batch, num_heads, cached + seq_k, d_head)
+            k, v = cache.append(index, k, v)  # (batch, n_kv_heads, cached + seq_k, d_head)
+        if self.n_kv_heads < self.num_heads:  # GQA: key/value head g serves query heads g·group … (g+1)·group − 1
+            k, v = repeat_kv_heads(k, self.num_heads), repeat_kv_heads(v, self.num_heads)
         if mask is not None and mask.dim() == 3:
             mask = mask[:, None, :, :]  # (batch, 1, seq_q or 1, seq_k), shared by every head
         # 3. attend in every head at once

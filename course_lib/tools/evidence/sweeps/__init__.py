@@ -211,6 +211,16 @@ SWEEPS: tuple[Sweep, ...] = (
         seeds=10,
         minutes=5,
     ),
+    # notebook 10
+    Sweep(
+        "block-changes",
+        "10",
+        "RMSNorm, SwiGLU, one KV head (GQA), the three together and today's block against the 2017 block on 08's "
+        "corpus: validation loss over seeds",
+        f"{_HERE}.nb10:block_changes",
+        seeds=5,
+        minutes=2,
+    ),
 )
 
 
