@@ -26,6 +26,7 @@ def induction_heads(seeds, *, steps: int = induction.STEPS) -> Table:
             "prefix-matching L0",
             "loss / score halfway step",
             "repeat loss, L1 off",
+            "first half, L1 off",
             "repeat loss, L0 off",
             "1-layer repeat loss",
             "1-layer prefix score",
@@ -49,6 +50,7 @@ def induction_heads(seeds, *, steps: int = induction.STEPS) -> Table:
             "prefix_l0": result["prefix"][0].max().item(),
             "gap": abs(loss_step - score_step),
             "induction_off": induction_off["repeat"],
+            "induction_off_first": induction_off["first"],
             "previous_off": previous_off["repeat"],
             "one_repeat": one_result["repeat"],
             "one_prefix": one_result["prefix"][0].max().item(),
@@ -64,6 +66,7 @@ def induction_heads(seeds, *, steps: int = induction.STEPS) -> Table:
             row["prefix_l0"],
             f"{loss_step} / {score_step}",
             row["induction_off"],
+            row["induction_off_first"],
             row["previous_off"],
             row["one_repeat"],
             row["one_prefix"],
@@ -77,7 +80,8 @@ def induction_heads(seeds, *, steps: int = induction.STEPS) -> Table:
         f"- previous-token score in layer 0 {span(column('previous-token L0'))}; prefix-matching in layer 1 "
         f"{span(column('prefix-matching L1'))}; the other way round {span(column('previous-token L1'))} and "
         f"{span(column('prefix-matching L0'))}",
-        f"- induction head off: repeated-half loss {span(column('repeat loss, L1 off'))}; previous-token head off: "
+        f"- induction head off: repeated-half loss {span(column('repeat loss, L1 off'))}, first half "
+        f"{span(column('first half, L1 off'))}; previous-token head off: "
         f"{span(column('repeat loss, L0 off'))}",
         f"- one layer: repeated-half loss {span(column('1-layer repeat loss'))}, best prefix-matching score "
         f"{span(column('1-layer prefix score'))}",
@@ -96,6 +100,7 @@ THRESHOLDS = {
     "previous_l1_below": 0.3,  # neither head does the other's job
     "prefix_l0_below": 0.2,
     "off_above": math.log(induction.VOCAB_SIZE),  # with the induction head off, the loss is back above ln(vocab)
+    "off_first_below": 4.5,  # and the first half comes back near ln(vocab): the head's copying made it worse
     "previous_off_above": 2.0,  # with the previous-token head off, most of the drop is gone too
     "one_layer_repeat_above": 1.0,  # one layer does not get there
     "one_layer_prefix_below": 0.5,
@@ -110,6 +115,7 @@ def claims_hold(row: dict, ln_vocab: float) -> bool:
         and row["previous_l1"] < t["previous_l1_below"]
         and row["prefix_l0"] < t["prefix_l0_below"]
         and row["previous_off"] > t["previous_off_above"]
+        and row["induction_off_first"] < t["off_first_below"]
         and row["previous"] > t["previous_above"]
         and row["prefix"] > t["prefix_above"]
         and row["gap"] <= t["gap_at_most"]
