@@ -64,6 +64,7 @@ COURSE: tuple[Notebook, ...] = (
     Notebook("06", "06_transformer_block.ipynb", "The Transformer block", "blocks", "ex06_encoder_block", "06"),
     Notebook("07", "07_knowledge_check.ipynb", "Knowledge check: Part 1", quiz="final"),
     Notebook("08", "08_language_model.ipynb", "A small language model", "decoder", "ex08_language_model", "08"),
+    Notebook("09", "09_induction_heads.ipynb", "What heads learn: induction heads", "attention_only", None, "09"),
     Notebook(
         "10",
         "10_modern_block.ipynb",
@@ -112,6 +113,7 @@ TOPICS: dict[str, str] = {
     "layernorm": "Layer normalization",
     "transformer_block": "The Transformer block",
     "language_model": "A small language model",
+    "induction_heads": "Induction heads and in-context learning",
     "modern_block": "Today's block: RoPE, RMSNorm, SwiGLU, GQA, tiled attention",
 }
 

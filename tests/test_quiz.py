@@ -531,6 +531,17 @@ def _modern_answer(question, kind):
     assert question.answer == computed
 
 
+def _induction_key_position(question):
+    """A head that attends from every repeated token to ``question.answer``'s offset scores 1 on the prefix detector."""
+    from course_lib.attention_only import prefix_matching_score
+
+    half, query = 10, 14
+    weights = torch.zeros(1, 1, 2 * half, 2 * half)
+    for t in range(half, 2 * half):
+        weights[0, 0, t, t - query + question.answer] = 1.0  # the key at the same offset from every query
+    assert prefix_matching_score(weights, half).item() == 1.0
+
+
 CONSISTENCY = {
     "lm-top-k-equivalent": _top_k_equivalent,
     "rnn-final-state-shape": _rnn_final_state,
@@ -579,6 +590,7 @@ CONSISTENCY = {
     "lm-cache-bytes": _cache_bytes,
     "swiglu-width": lambda question: _modern_answer(question, "swiglu"),
     "part2-rmsnorm-parameters": lambda question: _modern_answer(question, "rmsnorm"),
+    "induction-key-position": _induction_key_position,
 }
 
 

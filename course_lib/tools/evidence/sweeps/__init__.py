@@ -211,6 +211,15 @@ SWEEPS: tuple[Sweep, ...] = (
         seeds=10,
         minutes=5,
     ),
+    # notebook 09
+    Sweep(
+        "induction-heads",
+        "09",
+        "an induction head forms as the repeated-half loss falls; switched off, the drop is gone; one layer forms none",
+        f"{_HERE}.nb09:induction_heads",
+        seeds=10,
+        minutes=1,
+    ),
     # notebook 10
     Sweep(
         "block-changes",

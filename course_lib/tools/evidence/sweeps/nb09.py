@@ -19,10 +19,14 @@ def induction_heads(seeds, *, steps: int = induction.STEPS) -> Table:
         [
             "seed",
             "repeat loss",
+            "first-half loss",
             "previous-token L0",
             "prefix-matching L1",
+            "previous-token L1",
+            "prefix-matching L0",
             "loss / score halfway step",
             "repeat loss, L1 off",
+            "first half, L1 off",
             "repeat loss, L0 off",
             "1-layer repeat loss",
             "1-layer prefix score",
@@ -39,10 +43,14 @@ def induction_heads(seeds, *, steps: int = induction.STEPS) -> Table:
         one_result = induction.measure(one.model, evaluation)
         row = {
             "repeat": result["repeat"],
+            "first": result["first"],
             "previous": result["previous"][0].max().item(),
             "prefix": result["prefix"][1].max().item(),
+            "previous_l1": result["previous"][1].max().item(),
+            "prefix_l0": result["prefix"][0].max().item(),
             "gap": abs(loss_step - score_step),
             "induction_off": induction_off["repeat"],
+            "induction_off_first": induction_off["first"],
             "previous_off": previous_off["repeat"],
             "one_repeat": one_result["repeat"],
             "one_prefix": one_result["prefix"][0].max().item(),
@@ -51,10 +59,14 @@ def induction_heads(seeds, *, steps: int = induction.STEPS) -> Table:
         table.add(
             seed,
             row["repeat"],
+            row["first"],
             row["previous"],
             row["prefix"],
+            row["previous_l1"],
+            row["prefix_l0"],
             f"{loss_step} / {score_step}",
             row["induction_off"],
+            row["induction_off_first"],
             row["previous_off"],
             row["one_repeat"],
             row["one_prefix"],
@@ -63,10 +75,13 @@ def induction_heads(seeds, *, steps: int = induction.STEPS) -> Table:
         progress(f"seed {seed}: {row}")
     column = table.column
     table.notes += [
-        f"- repeated-half loss {span(column('repeat loss'))} (ln {induction.VOCAB_SIZE} = {ln_vocab:.3f} without looking back)",
+        f"- repeated-half loss {span(column('repeat loss'))} (ln {induction.VOCAB_SIZE} = {ln_vocab:.3f} without looking back); "
+        f"first half {span(column('first-half loss'))}",
         f"- previous-token score in layer 0 {span(column('previous-token L0'))}; prefix-matching in layer 1 "
-        f"{span(column('prefix-matching L1'))}",
-        f"- induction head off: repeated-half loss {span(column('repeat loss, L1 off'))}; previous-token head off: "
+        f"{span(column('prefix-matching L1'))}; the other way round {span(column('previous-token L1'))} and "
+        f"{span(column('prefix-matching L0'))}",
+        f"- induction head off: repeated-half loss {span(column('repeat loss, L1 off'))}, first half "
+        f"{span(column('first half, L1 off'))}; previous-token head off: "
         f"{span(column('repeat loss, L0 off'))}",
         f"- one layer: repeated-half loss {span(column('1-layer repeat loss'))}, best prefix-matching score "
         f"{span(column('1-layer prefix score'))}",
@@ -81,7 +96,12 @@ THRESHOLDS = {
     "previous_above": 0.5,  # a previous-token head in layer 0
     "prefix_above": 0.6,  # an induction head in layer 1
     "gap_at_most": 20,  # the loss and the score pass halfway within 20 steps of each other
-    "off_above": 3.0,  # with the induction head off, the drop is gone: the loss is back near ln(vocab)
+    "first_above": math.log(induction.VOCAB_SIZE),  # the first half: no model beats a uniform guess, ln(vocab)
+    "previous_l1_below": 0.3,  # neither head does the other's job
+    "prefix_l0_below": 0.2,
+    "off_above": math.log(induction.VOCAB_SIZE),  # with the induction head off, the loss is back above ln(vocab)
+    "off_first_below": 4.5,  # and the first half comes back near ln(vocab): the head's copying made it worse
+    "previous_off_above": 2.0,  # with the previous-token head off, most of the drop is gone too
     "one_layer_repeat_above": 1.0,  # one layer does not get there
     "one_layer_prefix_below": 0.5,
 }
@@ -91,6 +111,11 @@ def claims_hold(row: dict, ln_vocab: float) -> bool:
     t = THRESHOLDS
     return (
         row["repeat"] < t["repeat_below"]
+        and row["first"] > t["first_above"]
+        and row["previous_l1"] < t["previous_l1_below"]
+        and row["prefix_l0"] < t["prefix_l0_below"]
+        and row["previous_off"] > t["previous_off_above"]
+        and row["induction_off_first"] < t["off_first_below"]
         and row["previous"] > t["previous_above"]
         and row["prefix"] > t["prefix_above"]
         and row["gap"] <= t["gap_at_most"]
