@@ -64,7 +64,14 @@ COURSE: tuple[Notebook, ...] = (
     Notebook("06", "06_transformer_block.ipynb", "The Transformer block", "blocks", "ex06_encoder_block", "06"),
     Notebook("07", "07_knowledge_check.ipynb", "Knowledge check: Part 1", quiz="final"),
     Notebook("08", "08_language_model.ipynb", "A small language model", "decoder", "ex08_language_model", "08"),
-    Notebook("09", "09_induction_heads.ipynb", "What heads learn: induction heads", "attention_only", None, "09"),
+    Notebook(
+        "09",
+        "09_induction_heads.ipynb",
+        "What heads learn: induction heads",
+        "attention_only",
+        "ex09_induction_heads",
+        "09",
+    ),
     Notebook(
         "10",
         "10_modern_block.ipynb",
