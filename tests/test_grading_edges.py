@@ -105,9 +105,7 @@ def test_a_quote_that_is_not_a_number_is_refused(claim, problem):
         parse_bank(BANK.format(claim=claim), "edges.yaml")
 
 
-@pytest.mark.parametrize(
-    "claim", ["below: '0.3'", "below: '1e-5'", "range: ['0.6', '0.8']", "range: ['96%', '98%']"]
-)
+@pytest.mark.parametrize("claim", ["below: '0.3'", "below: '1e-5'", "range: ['0.6', '0.8']", "range: ['96%', '98%']"])
 def test_a_quote_with_numbers_is_accepted(claim):
     parse_bank(BANK.format(claim=claim), "edges.yaml")
 
