@@ -137,7 +137,11 @@ print(json.dumps(report))
 """
     outcome = run_in_sandbox(code, tmp_path, hidden=[tmp_path / "submissions"])
     report = json.loads(outcome.stdout.decode())
-    assert all(value != "written" for key, value in report.items() if key.startswith("/")), report
+    # a checkout kept under /tmp (a fresh clone in CI) shows as a folder of the sandbox's own private /tmp: a write
+    # there stays inside the sandbox; everywhere else nothing can be written, and no host file changes
+    outside_private_tmp = [key for key in report if key.startswith("/") and not key.startswith("/tmp/")]
+    assert all(report[key] != "written" for key in outside_private_tmp), report
+    assert not Path(os.path.expanduser("~root"), "escape.txt").exists()
     assert report["delete"] != "deleted" and outside.read_text() == "keep"
     assert not (ROOT / "escape.txt").exists()
     assert (
