@@ -284,21 +284,51 @@ class NotebookPage:
         indicator = self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator").first
         return indicator.get_attribute("data-status") if indicator.count() else None
 
-    def wait_for_kernel(self, timeout: float = 45.0) -> None:
+    def kernel_id(self) -> str | None:
+        """The id of this notebook's kernel on the server, once a session for it exists."""
+        try:
+            sessions = self.server.api("GET", "sessions") or []
+        except (urllib.error.URLError, OSError, ValueError):
+            return None
+        for session in sessions:
+            if session.get("path") == self.path and session.get("kernel"):
+                return session["kernel"].get("id")
+        return None
+
+    def wait_for_kernel(self, timeout: float = 45.0, restart_after: float = 20.0) -> None:
         """Wait until the notebook's kernel runs and is idle, on the server and in the page.
 
         If JupyterLab asks which kernel to start (it can, when the page loads before the kernel list), accept its
-        choice: the notebook's own kernelspec.
+        choice: the notebook's own kernelspec. A kernel process can miss its start (jupyter_client picks its five
+        ports by binding and releasing them, and another process may take one first); the server then reports
+        "starting" for ever. After ``restart_after`` seconds in that state the kernel is restarted once, and the
+        full ``timeout`` counts again from there; a second miss fails with the server's log.
         """
         deadline = time.monotonic() + timeout
+        starting_since: float | None = None
+        restarted = False
         while not (self.kernel_state() == "idle" and self.kernel_status() == "idle"):
             dialog = self.page.locator(".jp-Dialog .jp-mod-accept")
             if dialog.count() and dialog.first.is_visible():
                 dialog.first.click()
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if self.kernel_state() == "starting":
+                starting_since = starting_since or now
+                kernel = self.kernel_id()
+                if not restarted and kernel and now - starting_since > restart_after:
+                    print(f"the kernel of {self.path} was still starting after {restart_after:.0f} s: restarted")
+                    try:
+                        self.server.api("POST", f"kernels/{kernel}/restart")
+                    except (urllib.error.URLError, OSError, ValueError) as error:
+                        print(f"restart failed: {error}")
+                    restarted, starting_since, deadline = True, None, now + timeout
+            else:
+                starting_since = None
+            if now > deadline:
                 raise AssertionError(
                     f"the kernel of {self.path} is not idle after {timeout:.0f} s "
-                    f"(server: {self.kernel_state()!r}, page: {self.kernel_status()!r})"
+                    f"(server: {self.kernel_state()!r}, page: {self.kernel_status()!r}; restarted: {restarted})\n"
+                    f"the server's log ends:\n{self.server.log()[-2000:]}"
                 )
             self.page.wait_for_timeout(250)
 
