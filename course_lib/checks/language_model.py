@@ -27,19 +27,10 @@ from ..decoder import DecoderLM
 from ..decoder import next_token_loss as reference_loss
 from ..sampling import top_k_filter as reference_top_k
 from ..sampling import top_p_filter as reference_top_p
-from .core import (
-    Case,
-    CheckResult,
-    CheckSpec,
-    Mistake,
-    TensorOut,
-    TupleOut,
-    generator,
-    quiet_rng,
-    randn,
-    run_check,
-    same,
-)
+from .compare import same
+from .core import export_checks
+from .spec import Case, CheckSpec, Mistake, TensorOut, TupleOut
+from .tensors import generator, quiet_rng, randn
 
 NEG_INF = float("-inf")
 
@@ -173,11 +164,6 @@ LOSS_SPEC = CheckSpec(
     reference=reference_loss,
     dtype_hint="Keep the loss in the logits' dtype (float32).",
 )
-
-
-def check_next_token_loss(next_token_loss, verbose: bool = True) -> CheckResult:
-    """Check ``next_token_loss(logits, tokens)`` against ``course_lib.decoder.next_token_loss``."""
-    return run_check(LOSS_SPEC, next_token_loss, verbose)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -371,11 +357,6 @@ TOP_K_SPEC = CheckSpec(
 )
 
 
-def check_top_k_filter(top_k_filter, verbose: bool = True) -> CheckResult:
-    """Check ``top_k_filter(logits, k)`` against ``course_lib.sampling.top_k_filter``."""
-    return run_check(TOP_K_SPEC, top_k_filter, verbose)
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # top_p_filter
 # ---------------------------------------------------------------------------------------------------------------
@@ -487,11 +468,6 @@ TOP_P_SPEC = CheckSpec(
     success="Each row keeps the smallest set of most likely tokens whose probabilities reach p.",
     reference=reference_top_p,
 )
-
-
-def check_top_p_filter(top_p_filter, verbose: bool = True) -> CheckResult:
-    """Check ``top_p_filter(logits, p)`` against ``course_lib.sampling.top_p_filter``."""
-    return run_check(TOP_P_SPEC, top_p_filter, verbose)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -751,6 +727,4 @@ STEP_SPEC = CheckSpec(
 )
 
 
-def check_kv_cache_step(kv_cache_step, verbose: bool = True) -> CheckResult:
-    """Check ``kv_cache_step(lm, cache_keys, cache_values, new_tokens)`` against ``DecoderLM`` without a cache."""
-    return run_check(STEP_SPEC, kv_cache_step, verbose)
+__all__ = export_checks(globals())  # check_* functions, one per CheckSpec above
