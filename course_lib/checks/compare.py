@@ -17,7 +17,8 @@ from .spec import CheckSpec, Mistake, TensorOut, TupleOut, _Verdict
 from .text import _describe, _dtype, _item_axes, _item_names, _safe_bool, _shape, _unravel, _where
 
 
-def _judge(spec: CheckSpec, value: Any, expected: Any, args: tuple) -> _Verdict | None:
+def _judge(spec: CheckSpec, value: Any, expected: Any, args: tuple, recognise: bool = True) -> _Verdict | None:
+    """None when the output is right; otherwise what is wrong (a catalogued mistake first, when ``recognise``)."""
     got, problem = _conform(spec.output, value)
     expected_items = list(expected) if isinstance(spec.output, TupleOut) else [expected]
     if got is not None and _all_close(got, expected_items, spec.atol, spec.rtol):
@@ -29,17 +30,30 @@ def _judge(spec: CheckSpec, value: Any, expected: Any, args: tuple) -> _Verdict 
                     "wrong_dtype",
                 )
         return None
-    for mistake in spec.mistakes:
+    for mistake in spec.mistakes if recognise else ():
         if mistake.raises is None and _recognise(spec, mistake, value, args, expected):
             return _Verdict(f"It looks like {mistake.title}.", mistake.hint, mistake.key)
     if problem:
         return _Verdict(problem[0], problem[1], None)
     plain = got[0] if isinstance(spec.output, TensorOut) else tuple(got)  # detached, plain tensors for diagnose()
-    for tensor, reference, name in zip(got, expected_items, _item_names(spec.output)):
-        verdict = _compare_tensor(spec, tensor, reference, name, plain, expected, args)
-        if verdict is not None:
-            return verdict
-    return None  # pragma: no cover - _all_close said something differs, so one item must differ
+    items = list(zip(got, expected_items, _item_names(spec.output)))
+    wrong = [item for item in items if not _all_close([item[0]], [item[1]], spec.atol, spec.rtol)]
+    if not wrong:  # pragma: no cover - _all_close said something differs, so one item must differ
+        return None
+    tensor, reference, name = wrong[0]
+    verdict = _compare_tensor(spec, tensor, reference, name, plain, expected, args)
+    if verdict is not None and isinstance(spec.output, TupleOut):
+        right = [label.strip(": ") for _, _, label in items if label not in {w[2] for w in wrong}]
+        others = [label.strip(": ") for _, _, label in wrong[1:]]
+        if right:
+            verdict.text = f"{_listed(right)} {'is' if len(right) == 1 else 'are'} right, but " + verdict.text
+        if others:
+            verdict.text += f" {_listed(others)} {'is' if len(others) == 1 else 'are'} wrong too."
+    return verdict
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
 
 
 def _compare_tensor(spec, tensor, reference, name, value, expected, args) -> _Verdict | None:
@@ -77,15 +91,30 @@ def _compare_tensor(spec, tensor, reference, name, value, expected, args) -> _Ve
             "Print the intermediate tensors to see where it first appears." + _extra(spec, value, expected, args),
             "not_finite",
         )
-    difference = (tensor.double() - reference.double()).abs().nan_to_num(nan=math.inf)
-    difference = difference.masked_fill(tensor.double() == reference.double(), 0.0)  # -inf where -inf is expected
+    misplaced = _misplaced_infinities(tensor, reference, axes)
+    if misplaced is not None:
+        text, has_nan = misplaced
+        hint = _extra(spec, value, expected, args).strip()
+        if has_nan:
+            hint = (
+                "NaN comes from inf - inf, 0 · inf or 0 / 0 (for example multiplying a mask of 0s and 1s by -inf): "
+                "set the dropped entries with masked_fill or torch.where instead. " + hint
+            ).strip()
+        hint = hint or (
+            "Compare which entries you set to ±inf with the rule in the docstring: a comparison the wrong way round "
+            "(< instead of <=), a threshold from the wrong quantity, or a mask built from the wrong tensor moves them."
+        )
+        return _Verdict(f"{name}{text}", hint, "wrong_values")
+    both = torch.isfinite(tensor) & torch.isfinite(reference)  # the ±inf and NaN entries are where they should be
+    difference = torch.where(both, (tensor.double() - reference.double()).abs(), 0.0)
     tolerance = spec.atol + spec.rtol * reference.double().abs()
-    wrong = difference > tolerance
+    wrong = both & (difference > tolerance)
     worst = int(difference.argmax())
     index = tuple(int(i) for i in _unravel(worst, tensor.shape))
     largest = float(difference.max())
-    size = float(reference.double().abs().max()) if reference.numel() else 0.0
-    relative = f" ({largest / size:.2g} of the largest expected value)" if size > 0 and math.isfinite(largest) else ""
+    finite_reference = reference.double()[torch.isfinite(reference)]
+    size = float(finite_reference.abs().max()) if finite_reference.numel() else 0.0
+    relative = f" ({largest / size:.2g} of the largest expected value)" if size > 0 else ""
     text = (
         f"{name}the shape is right but the values are not: {int(wrong.sum())} of {tensor.numel()} entries differ from "
         f"the expected result{_where(wrong, axes)}, the largest by {largest:.3g}{relative} (at index {list(index)})."
@@ -101,6 +130,47 @@ def _compare_tensor(spec, tensor, reference, name, value, expected, args) -> _Ve
         or "Work through a tiny example by hand (batch of 1, a few positions) and compare each step with the formula."
     )
     return _Verdict(text, hint, "wrong_values")
+
+
+def _misplaced_infinities(tensor: torch.Tensor, reference: torch.Tensor, axes: str) -> tuple[str, bool] | None:
+    """Where the output's +inf, -inf and NaN entries are not the expected result's: ``(text, any NaN)`` or None.
+
+    Each kind is counted with its first index and what the expected result holds there (a number, or ±inf), so a
+    message never reads an infinite difference as a small one.
+    """
+    got, want = tensor.double(), reference.double()
+    kinds = (
+        ("NaN", torch.isnan(got) & ~torch.isnan(want)),
+        ("+inf", torch.isposinf(got) & ~torch.isposinf(want)),
+        ("-inf", torch.isneginf(got) & ~torch.isneginf(want)),
+        ("a finite number", torch.isfinite(got) & ~torch.isfinite(want)),
+    )
+    parts, anywhere = [], torch.zeros_like(got, dtype=torch.bool)
+    for kind, where in kinds:
+        count = int(where.sum())
+        if not count:
+            continue
+        anywhere |= where
+        first = int(where.flatten().nonzero()[0])
+        index = list(_unravel(first, tensor.shape))
+        there = float(want.flatten()[first])
+        expected = "a number" if math.isfinite(there) else ("NaN" if math.isnan(there) else f"{there:+}")
+        entries = "entry" if count == 1 else "entries"
+        parts.append(f"{kind} in {count} {entries} where the expected result has {expected} (first at index {index})")
+    if not parts:
+        return None
+    text = (
+        f"the infinities and NaNs are not where they should be: {'; '.join(parts)}, out of {tensor.numel()} "
+        f"entries{_where(anywhere, axes)}."
+    )
+    return text, bool(torch.isnan(got).any())
+
+
+def _passes(spec: CheckSpec, value: Any, expected: Any) -> bool:
+    """Are the learner's values right on this test (its form and values, whatever the dtype)?"""
+    got, _ = _conform(spec.output, value)
+    expected_items = list(expected) if isinstance(spec.output, TupleOut) else [expected]
+    return got is not None and _all_close(got, expected_items, spec.atol, spec.rtol)
 
 
 def _extra(spec: CheckSpec, value, expected, args) -> str:

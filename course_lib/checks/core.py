@@ -52,6 +52,7 @@ from .compare import (  # noqa: E402, F401, I001
     _conform,
     _extra,
     _judge,
+    _passes,
     _plain_tensor,
     _recognise,
     _tensors,
@@ -209,6 +210,8 @@ def _evaluate(spec: CheckSpec, calls: LearnerCalls) -> CheckResult:
                 where=where,
             )
         verdict = _judge(spec, value, expected, args)
+        if verdict is not None and not _explains_every_failure(spec, calls, verdict.mistake, number):
+            verdict = _judge(spec, value, expected, args, recognise=False)  # say what differs instead
         stageable = verdict is not None and verdict.mistake in (None, "wrong_values", "wrong_shape", "not_finite")
         if stageable and spec.stages is not None and calls.traceable:
             steps = _stage_text(spec, calls.function, args, expected)
@@ -226,6 +229,46 @@ def _evaluate(spec: CheckSpec, calls: LearnerCalls) -> CheckResult:
     return CheckResult(
         spec.name, True, PASSED, f"{ICONS[PASSED]} {spec.name}: all {total} tests passed. {spec.success}"
     )
+
+
+def _explains_every_failure(spec: CheckSpec, calls: LearnerCalls, key: str | None, number: int) -> bool:
+    """A catalogued mistake recognised on test ``number`` is named only if it also reproduces the learner's output
+    on every later test the learner fails (the earlier ones passed); a later test that raises or hangs counts as
+    not reproduced. Any other verdict (no catalogued mistake) stands as it is."""
+    mistake = next((m for m in spec.mistakes if m.key == key and m.raises is None), None)
+    if mistake is None:
+        return True
+    for later, case in enumerate(spec.cases[number:], number + 1):
+        args, expected = case.build()
+        try:
+            value = calls.call(spec, later, _clone(args))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            if not _raises_alike(mistake, exc, args):
+                return False
+            continue
+        if value is NotImplemented:
+            return False
+        if not _passes(spec, value, expected) and not _recognise(spec, mistake, value, args, expected):
+            return False
+    return True
+
+
+def _raises_alike(mistake: Mistake, exc: BaseException, args: tuple) -> bool:
+    """Does ``mistake`` explain an exception the learner's function raised (its predicate, or its buggy version
+    raising an exception of the same class on the same inputs)? A time limit is never explained."""
+    if isinstance(exc, TimeLimitExceeded):
+        return False
+    if mistake.raises is not None and _safe_bool(mistake.raises, exc):
+        return True
+    for implementation in (mistake.example, *mistake.variants):
+        try:
+            implementation(*_clone(args))
+        except Exception as buggy:
+            if type(buggy).__name__ == type(exc).__name__:
+                return True
+    return False
 
 
 def _stage_text(spec: CheckSpec, function: Any, args: tuple, expected: Any) -> str:

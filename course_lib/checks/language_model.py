@@ -290,7 +290,6 @@ def _values_only_probe(value, args) -> bool:
     return (
         isinstance(value, torch.Tensor)
         and value.shape[-1:] == (k,)
-        and value.shape[-1] != logits.shape[-1]
         and same(value.sort(dim=-1, descending=True).values, logits.topk(k, dim=-1).values)
     )
 
@@ -612,17 +611,58 @@ def step_cache_kept_between_prompts(lm, cache_keys, cache_values, new_tokens):
     return logits, keys, values
 
 
+def step_appended_twice(lm, cache_keys, cache_values, new_tokens):
+    """Attends correctly, but the returned cache holds the new positions twice (appended once more on return)."""
+    logits, keys, values = _step(lm, cache_keys, cache_values, new_tokens)
+    n_new = new_tokens.shape[1]
+    return logits, torch.cat([keys, keys[:, -n_new:]], 1), torch.cat([values, values[:, -n_new:]], 1)
+
+
+def step_appended_twice_and_read(lm, cache_keys, cache_values, new_tokens):
+    """Appends the new keys and values twice, and attends over that doubled cache with the last rows of its mask."""
+    n_cached, n_new = cache_keys.shape[1], new_tokens.shape[1]
+    x = lm.embed(new_tokens, torch.arange(n_cached, n_cached + n_new))
+    queries, keys, values = lm.project(x)
+    keys, values = torch.cat([cache_keys, keys, keys], 1), torch.cat([cache_values, values, values], 1)
+    n_total = keys.shape[1]
+    attended, _ = scaled_dot_product_attention(queries, keys, values, causal_mask(n_total)[n_total - n_new :])
+    return lm.readout(x, attended), keys, values
+
+
+def step_returns_old_cache(lm, cache_keys, cache_values, new_tokens):
+    """Attends correctly, but returns the cache it was given."""
+    logits, _, _ = _step(lm, cache_keys, cache_values, new_tokens)
+    return logits, cache_keys, cache_values
+
+
+def _appended_twice(keys: torch.Tensor, n_new: int) -> bool:
+    """Do the last n_new positions of ``keys`` repeat the n_new before them?"""
+    return keys.shape[1] >= 2 * n_new and torch.equal(keys[:, -n_new:], keys[:, -2 * n_new : -n_new])
+
+
 def _kept_probe(value, args) -> bool:
-    """The returned cache is longer than the one given plus the new tokens: keys survived from an earlier call."""
+    """The returned cache is longer than the one given plus the new tokens, and not because the new positions were
+    appended twice: keys survived from an earlier call."""
     _, cache_keys, _, new_tokens = args
     expected = cache_keys.shape[1] + new_tokens.shape[1]
     if not (isinstance(value, (tuple, list)) and len(value) == 3):
         return False
     keys = value[1]
-    return isinstance(keys, torch.Tensor) and keys.dim() == 3 and keys.shape[1] > expected
+    if not (isinstance(keys, torch.Tensor) and keys.dim() == 3 and keys.shape[1] > expected):
+        return False
+    return not _appended_twice(keys, new_tokens.shape[1])
 
 
 STEP_MISTAKES = [
+    Mistake(
+        "appended_twice",
+        "the new keys and values are added to the cache twice in one call: the returned cache has n_cached + 2 · n_new "
+        "positions",
+        "Join the cache and the new keys (and values) once, use that for the attention, and return that same joined "
+        "tensor: no second torch.cat when you return it.",
+        step_appended_twice,
+        variants=(step_appended_twice_and_read,),
+    ),
     Mistake(
         "cache_kept_between_prompts",
         "your cache still holds keys and values from an earlier call: it has more positions than the cache you were "
@@ -678,6 +718,13 @@ STEP_MISTAKES = [
         "Return the whole cache, extended by the new positions (n_cached + n_new of them), so that the next step "
         "can attend to everything before it.",
         step_returns_only_new,
+    ),
+    Mistake(
+        "returns_old_cache",
+        "the logits are right, but the returned cache is the one you were given: the new positions are not in it",
+        "Return the cache extended by the new keys and values (the joined tensors your attention used), so that the "
+        "next step can attend to these positions too.",
+        step_returns_old_cache,
     ),
     Mistake(
         "new_before_cached",
