@@ -14,7 +14,7 @@ import re
 import pytest
 import torch
 
-from course_lib.checks import SPECS, check_kv_cache_step, check_top_k_filter, check_top_p_filter
+from course_lib.checks import EXERCISES, SPECS, check_kv_cache_step, check_top_k_filter, check_top_p_filter
 from course_lib.checks.core import _clone, _recognise, run_check, same
 from course_lib.checks.language_model import _step
 
@@ -154,3 +154,25 @@ def test_without_a_catalogued_mistake_a_tuple_output_names_the_wrong_item():
     assert "`logits` is right, but `keys`:" in message, message
     assert "`values` is wrong too" in message, message
     assert "`logits`: the shape is right" not in message
+
+
+def test_the_grader_replays_the_same_messages():
+    """The grader judges a sandbox's record of the same calls (``remote``): it names the same mistake, or none."""
+    from course_lib.checks import remote
+    from course_lib.checks.attention import attention_keys_not_transposed
+
+    cases = {
+        "ex08_language_model": {
+            "top_p_filter": top_p_on_logits,
+            "top_k_filter": top_k_with_nan,
+            "kv_cache_step": kv_step_old_cache,
+        },
+        "ex02_attention": {"attention": attention_keys_not_transposed},
+    }
+    for exercise, namespace in cases.items():
+        judged = {row["check"]: row for row in remote.judge(exercise, remote.harvest(exercise, namespace))}
+        for spec in EXERCISES[exercise].specs:
+            if spec.function not in namespace:
+                continue
+            local = run_check(spec, namespace[spec.function], verbose=False)
+            assert (judged[spec.name]["message"], judged[spec.name]["mistake"]) == (local.message, local.mistake)

@@ -4,7 +4,8 @@ A check runs the learner's function on a few seeded inputs and compares the resu
 reference. When the result is wrong it runs the check's catalogue of typical mistakes (known-buggy versions of
 the reference, or targeted probes) on the same inputs: a learner whose output equals a buggy version gets the
 hint written for exactly that mistake, but only when that buggy version differs from the reference on this test
-and equals the learner's output to the same tolerance a pass needs (a mistake that explains the output). Otherwise
+and equals the learner's output to the same tolerance a pass needs (a mistake that explains the output), and only
+when it does so on every later test the learner fails too (``_explains_every_failure``). Otherwise
 the message says what is measurably wrong: which axes and positions differ and by how much, and for attention which
 step went wrong first (``trace``). Once the values are right, the gradients are compared too (a layer must train:
 a ``.detach()`` or ``torch.no_grad()`` that cuts the graph fails). Everything the learner's function does (raise,
@@ -26,8 +27,8 @@ from typing import Any
 
 from .. import record
 
-# Re-exported: the exercise modules, remote, the grading worker and the tests reach these through ``core``.
-from .calling import (  # noqa: E402, F401, I001
+# Re-exported: remote, the grading worker and the tests reach these through ``core``.
+from .calling import (  # noqa: F401
     TIME_LIMIT,
     RecordedFrame,
     TimeLimitExceeded,
@@ -46,7 +47,7 @@ from .calling import (  # noqa: E402, F401, I001
     call_with_time_limit,
     extra_seconds,
 )
-from .compare import (  # noqa: E402, F401, I001
+from .compare import (  # noqa: F401
     _all_close,
     _compare_tensor,
     _conform,
@@ -60,7 +61,7 @@ from .compare import (  # noqa: E402, F401, I001
     finite_close,
     same,
 )
-from .describe import (  # noqa: E402, F401, I001
+from .describe import (  # noqa: F401
     _generic_exception_hint,
     _mutation_hint,
     _not_a_function,
@@ -71,8 +72,8 @@ from .describe import (  # noqa: E402, F401, I001
     _shape_hint,
     _timed_out,
 )
-from .gradients import _cotangents, _differentiable, _gradient_verdict, _leaves, learner_gradients  # noqa: E402, F401, I001
-from .spec import (  # noqa: E402, F401, I001
+from .gradients import _cotangents, _differentiable, _gradient_verdict, _leaves, learner_gradients  # noqa: F401
+from .spec import (  # noqa: F401
     ERROR,
     FAILED,
     ICONS,
@@ -89,8 +90,8 @@ from .spec import (  # noqa: E402, F401, I001
     _result,
     _Verdict,
 )
-from .tensors import generator, quiet_rng, randn  # noqa: E402, F401, I001
-from .text import (  # noqa: E402, F401, I001
+from .tensors import generator, quiet_rng, randn  # noqa: F401
+from .text import (  # noqa: F401
     _article,
     _axis_names,
     _call_text,
@@ -233,8 +234,10 @@ def _evaluate(spec: CheckSpec, calls: LearnerCalls) -> CheckResult:
 
 def _explains_every_failure(spec: CheckSpec, calls: LearnerCalls, key: str | None, number: int) -> bool:
     """A catalogued mistake recognised on test ``number`` is named only if it also reproduces the learner's output
-    on every later test the learner fails (the earlier ones passed); a later test that raises or hangs counts as
-    not reproduced. Any other verdict (no catalogued mistake) stands as it is."""
+    on every later test the learner fails (the earlier ones passed), up to the first later test that raises: that
+    one counts as reproduced when the mistake's buggy version raises the same kind of exception there (the checks,
+    and a sandbox's record, stop at a raise), and a test that hangs is never reproduced. Any other verdict (no
+    catalogued mistake) stands as it is."""
     mistake = next((m for m in spec.mistakes if m.key == key and m.raises is None), None)
     if mistake is None:
         return True
@@ -244,10 +247,8 @@ def _explains_every_failure(spec: CheckSpec, calls: LearnerCalls, key: str | Non
             value = calls.call(spec, later, _clone(args))
         except KeyboardInterrupt:
             raise
-        except BaseException as exc:
-            if not _raises_alike(mistake, exc, args):
-                return False
-            continue
+        except BaseException as exc:  # the checks stop at a test that raises (so does a sandbox's record)
+            return _raises_alike(mistake, exc, args)
         if value is NotImplemented:
             return False
         if not _passes(spec, value, expected) and not _recognise(spec, mistake, value, args, expected):
