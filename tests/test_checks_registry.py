@@ -75,3 +75,23 @@ def test_a_check_function_reads_like_a_written_one():
     assert not result.passed
     with pytest.raises(TypeError):
         check()
+
+
+def test_the_outcome_of_a_run_is_decided_in_one_place():
+    """``exercises progress`` and ``exercises grade`` read a run's results with the same rule (``runner.RunResult``)."""
+    from course_lib.tools.grading import grade, runner
+
+    assert grade.Graded.outcome is runner.RunResult.outcome is runner.NotebookRun.outcome
+    assert grade.Graded.checks_passed is runner.RunResult.checks_passed
+    ok, wrong = {"passed": True}, {"passed": False}
+    rows = [
+        ("ran", [ok, ok], [], "pass"),
+        ("ran", [ok, wrong], [], "fail"),
+        ("ran", [ok, wrong], ["code cell 3: NameError: x"], "error"),
+        ("ran", [], [], "error"),
+        ("timeout", [ok], [], "timeout"),
+        ("crashed", [ok], [], "error"),
+    ]
+    for status, checks_, cell_errors, outcome in rows:
+        for kind in (grade.Graded, runner.NotebookRun):
+            assert kind("x.ipynb", "ex01_rnn", status, checks_, cell_errors).outcome == outcome, (kind, status)
