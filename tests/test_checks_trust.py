@@ -365,3 +365,66 @@ def test_an_outer_timer_survives_a_check(short_limit):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# ---------------------------------------------------------------------------------------------- one gradient rule
+
+
+def softmax_through_numpy(scores):
+    import numpy as np
+
+    a = scores.numpy()  # raises on a tensor that requires grad: the check used to skip the gradients then
+    e = np.exp(a - a.max(-1, keepdims=True))
+    return torch.from_numpy(e / e.sum(-1, keepdims=True))
+
+
+def layer_norm_through_numpy(x, gamma, beta, eps=1e-5):
+    import numpy as np
+
+    a = x.numpy()
+    mean, var = a.mean(-1, keepdims=True), a.var(-1, keepdims=True)
+    return torch.from_numpy((a - mean) / np.sqrt(var + eps)) * gamma + beta
+
+
+def feed_forward_through_numpy(x, w1, b1, w2, b2):
+    import numpy as np
+
+    hidden = np.maximum(x.numpy() @ w1.numpy() + b1.numpy(), 0)
+    return torch.from_numpy(hidden @ w2.numpy() + b2.numpy())
+
+
+@pytest.mark.parametrize(
+    "check_name, function",
+    [
+        ("check_softmax", softmax_through_numpy),
+        ("check_layer_norm", layer_norm_through_numpy),
+        ("check_feed_forward", feed_forward_through_numpy),
+    ],
+    ids=["softmax", "layer_norm", "feed_forward"],
+)
+def test_a_function_that_fails_on_inputs_requiring_grad_fails(check_name, function):
+    result = CHECKS[check_name](function, verbose=False)
+    assert not result.passed
+    assert "fails when its inputs require gradients" in flat(result), flat(result)
+
+
+def top_k_without_grad(logits, k):
+    with torch.no_grad():
+        kth = torch.topk(logits, k, dim=-1).values[..., -1:]
+        return logits.masked_fill(logits < kth, float("-inf"))
+
+
+def top_k_by_log_mask(logits, k):
+    kth = torch.topk(logits, k, dim=-1).values[..., -1:]
+    return logits + torch.log((logits >= kth).to(logits.dtype))
+
+
+@pytest.mark.parametrize("function", [top_k_without_grad, top_k_by_log_mask], ids=["no_grad", "log_mask"])
+def test_a_sampling_filter_need_not_carry_gradients(function):
+    result = CHECKS["check_top_k_filter"](function, verbose=False)
+    assert result.passed, flat(result)
+
+
+def test_the_gradient_rule_is_declared_for_every_check_with_a_reference():
+    untrained = {name for name, spec in SPECS.items() if spec.reference is not None and not spec.trains}
+    assert untrained == {"check_top_k_filter", "check_top_p_filter"}, "only the sampling filters may cut the graph"

@@ -220,7 +220,7 @@ def _evaluate(spec: CheckSpec, calls: LearnerCalls) -> CheckResult:
                 verdict.hint = steps + (" " + verdict.hint if verdict.mistake != "wrong_values" else "")
         if verdict is not None:
             return _result(spec, verdict.status, verdict.text, verdict.hint, verdict.mistake, where=where)
-    if spec.reference is not None:
+    if spec.reference is not None and spec.trains:
         for number, case in enumerate(spec.cases, 1):
             args, _ = case.build()
             where = f"In test {number} of {total} ({case.label}), called with {_call_text(spec, args)}."

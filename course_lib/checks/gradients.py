@@ -33,7 +33,8 @@ def learner_gradients(spec: CheckSpec, function: Any, args: tuple, seconds: floa
     """The learner side of the gradient comparison, as plain data (``remote`` sends it out of a sandbox).
 
     ``{"kind": "grads", "grads": [...]}`` (one per differentiable argument, None where unused), ``{"kind": "cut",
-    "items": [...]}`` (outputs with no gradient), ``{"kind": "error", "text": ...}`` or ``{"kind": "skip"}``.
+    "items": [...]}`` (outputs with no gradient), ``{"kind": "raised", "text": ...}`` (the function fails on inputs
+    that require gradients, e.g. through ``.numpy()``), ``{"kind": "error", "text": ...}`` or ``{"kind": "skip"}``.
     """
     wanted = _differentiable(args)
     if not wanted:
@@ -44,8 +45,8 @@ def learner_gradients(spec: CheckSpec, function: Any, args: tuple, seconds: floa
             value = call_with_time_limit(function, learner_args, seconds)
         except (KeyboardInterrupt, TimeLimitExceeded):
             raise
-        except BaseException:
-            return {"kind": "skip"}  # it ran fine on the same inputs without gradients; nothing more to learn here
+        except BaseException as exc:  # it ran fine on the same inputs without gradients: autograd is what it fails on
+            return {"kind": "raised", "text": _exception_text(exc)}
         got = _tensors(value)
         if got is None:
             return {"kind": "skip"}
@@ -90,6 +91,15 @@ def _gradient_verdict(spec: CheckSpec, args: tuple, learner_side: Callable[[], d
             spec.gradient_hint
             or "Look for .detach(), .item(), .tolist(), .numpy(), torch.no_grad(), or a new tensor built from "
             "values (torch.tensor(...)); compute everything from the input tensors with torch operations.",
+            "no_gradient",
+        )
+    if kind == "raised":
+        return _Verdict(
+            "the values are right, but your function fails when its inputs require gradients, as every tensor inside "
+            f"a model that learns does ({_shorten(str(learner.get('text', '')), 300)}).",
+            spec.gradient_hint
+            or "Something leaves PyTorch's autograd (.numpy(), .tolist(), .item()) or changes an input in place "
+            "(x -= ..., x[...] = ...). Compute new tensors from the inputs with torch operations.",
             "no_gradient",
         )
     if kind == "error":

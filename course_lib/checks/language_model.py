@@ -353,6 +353,7 @@ TOP_K_SPEC = CheckSpec(
     mistakes=TOP_K_MISTAKES,
     success="Exactly the k largest logits of every row survive; the rest are -inf.",
     reference=reference_top_k,
+    trains=False,  # sampling never backpropagates: torch.no_grad() or NumPy inside is fine
 )
 
 
@@ -466,6 +467,7 @@ TOP_P_SPEC = CheckSpec(
     mistakes=TOP_P_MISTAKES,
     success="Each row keeps the smallest set of most likely tokens whose probabilities reach p.",
     reference=reference_top_p,
+    trains=False,  # sampling never backpropagates: torch.no_grad() or NumPy inside is fine
 )
 
 

@@ -104,8 +104,11 @@ class CheckSpec:
     diagnose(output, expected, args):  may add a hint for an error no catalogued mistake explains.
     stages(function, args, expected):  may say which step of the computation went wrong first (see ``trace``).
     reference(*args):                  course_lib's computation with the learner's signature, differentiable in the
-                                       tensor arguments; when given, a result with the right values must also have
-                                       the right gradients.
+                                       tensor arguments; when given and ``trains``, a result with the right values
+                                       must also have the right gradients.
+    trains:                            the function must carry gradients (a layer, a loss, a score that can sit in
+                                       a loss); False only for the sampling filters, which run while a model
+                                       generates, where nothing backpropagates. The one rule, in docs/exercises.md.
     gradient_hint / gradient_diagnose(learner_grads, reference_grads, args): what to say when they differ.
     time_limit:                        seconds one call may take, for a learner function that trains a model
                                        (default: ``TIME_LIMIT``); the grader adds it to a notebook's time budget.
@@ -121,6 +124,7 @@ class CheckSpec:
     diagnose: Callable[[Any, Any, tuple], str | None] | None = None
     stages: Callable[[Callable, tuple, Any], str | None] | None = None
     reference: Callable[..., Any] | None = None
+    trains: bool = True
     gradient_hint: str = ""
     gradient_diagnose: Callable[[dict, dict, tuple], str | None] | None = None
     dtype_hint: str = ""
