@@ -168,6 +168,9 @@ def test_the_encoder_block_points_at_the_first_wrong_step():
         return torch.relu(h @ w_1 + b_1) @ w_2 + b_2
 
     def encoder_block(x, self_attention, norm1, norm2, w_1, b_1, w_2, b_2, norm_first=False):
+        if norm_first:  # right: the mistake below is then the only one, on every test it fails
+            h = x + self_attention(norm1(x))
+            return h + feed_forward(norm2(h), w_1, b_1, w_2, b_2)
         h = norm1(x + self_attention(x))
         return norm2(h + feed_forward(x, w_1, b_1, w_2, b_2))  # no catalogue entry has it in this form... except one
 

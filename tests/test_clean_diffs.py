@@ -68,3 +68,33 @@ def test_rerunning_an_unchanged_notebook_changes_at_most_five_lines(tmp_path):
     assert len(streams) == 1 and "".join(streams[0]["text"]).count("step") == 5, "the prints are one output"
     assert stored["cells"][1]["metadata"].get("tags") == ["colab", "skip"], "prepared: the Colab cell first"
     assert "**Estimated time:**" in "".join(stored["cells"][0]["source"]), "prepared: the reading time"
+
+
+@pytest.mark.slow
+def test_a_run_leaves_the_slide_types_its_new_outputs_call_for(tmp_path):
+    """A cell that draws a figure only once it runs opens a sub-slide: ``notebook run`` sets that after executing,
+    so a lesson needs no second ``slides annotate``."""
+    from course_lib.tools.publish import slides
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("# A small deck\n\nOne sentence."),
+        nbformat.v4.new_markdown_cell("## A figure"),
+        nbformat.v4.new_code_cell("x = 2"),
+        nbformat.v4.new_code_cell(
+            "%matplotlib inline\nfrom course_lib.plots import line_plot, show_figure\n"
+            "line_plot([1, 2], {'loss': [2.0, 0.5]}, 'step', 'loss', 'The loss falls')\nshow_figure()"
+        ),
+    ]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    slides.annotate_notebook(notebook)  # annotated before it ever ran: the figure cell is not a sub-slide yet
+    figure_cell = notebook.cells[-1]
+    before = figure_cell.metadata["slideshow"]["slide_type"]
+    path = tmp_path / "deck.ipynb"
+    nbformat.write(notebook, path)
+    result = run(path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    stored = nbformat.read(path, as_version=4)
+    assert any("image/png" in output.get("data", {}) for output in stored.cells[-1].outputs)
+    assert stored.cells[-1].metadata["slideshow"]["slide_type"] != before, "the figure changes the slide type"
+    assert slides.annotate_notebook(stored) is False, "annotating again changes nothing"

@@ -20,7 +20,10 @@ import torch
 from ..attention import causal_mask, scaled_dot_product_attention
 from ..attention import softmax as reference_softmax
 from . import trace
-from .core import Case, CheckResult, CheckSpec, Mistake, TensorOut, explains, generator, randn, run_check
+from .compare import explains
+from .core import export_checks
+from .spec import Case, CheckSpec, Mistake, TensorOut
+from .tensors import generator, randn
 
 # --------------------------------------------------------------------------- softmax
 
@@ -195,11 +198,6 @@ SOFTMAX_SPEC = CheckSpec(
     diagnose=_softmax_diagnose,
     reference=lambda scores: reference_softmax(scores, dim=-1),
 )
-
-
-def check_softmax(softmax, verbose: bool = True) -> CheckResult:
-    """Check ``softmax(scores)`` (over the last axis) against ``course_lib.softmax``."""
-    return run_check(SOFTMAX_SPEC, softmax, verbose)
 
 
 # --------------------------------------------------------------------------- attention
@@ -398,11 +396,6 @@ ATTENTION_SPEC = CheckSpec(
 )
 
 
-def check_attention(attention, verbose: bool = True) -> CheckResult:
-    """Check ``attention(queries, keys, values) -> output`` against ``course_lib.scaled_dot_product_attention``."""
-    return run_check(ATTENTION_SPEC, attention, verbose)
-
-
 # --------------------------------------------------------------------------- causal attention
 
 
@@ -552,6 +545,4 @@ CAUSAL_SPEC = CheckSpec(
 )
 
 
-def check_causal_attention(causal_attention, verbose: bool = True) -> CheckResult:
-    """Check ``causal_attention(queries, keys, values) -> output`` against course_lib's attention with ``causal_mask``."""
-    return run_check(CAUSAL_SPEC, causal_attention, verbose)
+__all__ = export_checks(globals())  # check_* functions, one per CheckSpec above

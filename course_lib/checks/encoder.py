@@ -23,7 +23,9 @@ import torch
 
 from ..blocks import FeedForward, TransformerEncoderBlock
 from . import trace
-from .core import Case, CheckResult, CheckSpec, Mistake, TensorOut, generator, quiet_rng, randn, run_check
+from .core import export_checks
+from .spec import Case, CheckSpec, Mistake, TensorOut
+from .tensors import generator, quiet_rng, randn
 
 D_MODEL, NUM_HEADS, D_FF = 8, 2, 16
 
@@ -184,11 +186,6 @@ FFN_SPEC = CheckSpec(
     success="Two layers with a ReLU between them, the same network for every token, and it trains (gradients match).",
     reference=reference_feed_forward,
 )
-
-
-def check_feed_forward(feed_forward, verbose: bool = True) -> CheckResult:
-    """Check ``feed_forward(x, w_1, b_1, w_2, b_2)`` against ``course_lib.FeedForward``."""
-    return run_check(FFN_SPEC, feed_forward, verbose)
 
 
 # --------------------------------------------------------------------------- encoder_block
@@ -396,6 +393,4 @@ SPEC = CheckSpec(
 )
 
 
-def check_encoder_block(encoder_block, verbose: bool = True) -> CheckResult:
-    """Check ``encoder_block(x, self_attention, norm1, norm2, w_1, b_1, w_2, b_2, norm_first)`` against the block."""
-    return run_check(SPEC, encoder_block, verbose)
+__all__ = export_checks(globals())  # check_* functions, one per CheckSpec above

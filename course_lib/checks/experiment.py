@@ -23,19 +23,10 @@ import torch
 import torch.nn.functional as F
 
 from .. import record
-from .core import (
-    ICONS,
-    NOT_IMPLEMENTED,
-    PASSED,
-    Case,
-    CheckResult,
-    CheckSpec,
-    Mistake,
-    TensorOut,
-    _is_stub,
-    explains,
-    run_check,
-)
+from .calling import _is_stub
+from .compare import explains
+from .core import export_checks, run_check
+from .spec import ICONS, NOT_IMPLEMENTED, PASSED, Case, CheckResult, CheckSpec, Mistake, TensorOut
 
 #: The baseline: what ``short_training`` does when no setting is changed.
 BASELINE = {"residual": True, "layer_norm": True, "n_blocks": 8, "steps": 20}
@@ -206,11 +197,6 @@ SPEC = CheckSpec(
 )
 
 
-def check_experiment(experiment, verbose: bool = True) -> CheckResult:
-    """Check that ``experiment(seed)`` returns ``short_training(seed)`` with only the residual turned off."""
-    return run_check(SPEC, experiment, verbose)
-
-
 # --------------------------------------------------------------------------- compare_with_prediction
 
 
@@ -298,3 +284,6 @@ def compare_with_prediction(my_prediction, experiment, verbose: bool = True) -> 
         record.check_attempt(result)
         print(result.message)
     return result
+
+
+__all__ = export_checks(globals())  # check_* functions, one per CheckSpec above

@@ -30,7 +30,9 @@ from ..attention_only import prefix_matching_score as reference_prefix
 from ..attention_only import previous_token_score as reference_previous
 from ..multihead import merge_heads
 from ..tasks.repeated import repeated_tokens
-from .core import Case, CheckResult, CheckSpec, Mistake, TensorOut, generator, quiet_rng, run_check
+from .core import export_checks
+from .spec import Case, CheckSpec, Mistake, TensorOut
+from .tensors import generator, quiet_rng
 
 
 def _draw(gen: torch.Generator, low: int, high: int) -> int:
@@ -196,11 +198,6 @@ BATCH_SPEC = CheckSpec(
 )
 
 
-def check_repeated_batch(repeated_batch, verbose: bool = True) -> CheckResult:
-    """Check ``repeated_batch(batch_size, half, vocab_size, seed)`` against ``course_lib``'s ``repeated_tokens``."""
-    return run_check(BATCH_SPEC, repeated_batch, verbose)
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Attention weights for the detectors
 # ---------------------------------------------------------------------------------------------------------------
@@ -325,11 +322,6 @@ PREVIOUS_SPEC = CheckSpec(
     reference=reference_previous,
     gradient_hint=_DETECTOR_GRADIENT_HINT,
 )
-
-
-def check_previous_token_score(previous_token_score, verbose: bool = True) -> CheckResult:
-    """Check ``previous_token_score(weights)`` against ``course_lib.attention_only.previous_token_score``."""
-    return run_check(PREVIOUS_SPEC, previous_token_score, verbose)
 
 
 # --- prefix_matching_score --------------------------------------------------------------------------------------
@@ -469,11 +461,6 @@ PREFIX_SPEC = CheckSpec(
     reference=reference_prefix,
     gradient_hint=_DETECTOR_GRADIENT_HINT,
 )
-
-
-def check_prefix_matching_score(prefix_matching_score, verbose: bool = True) -> CheckResult:
-    """Check ``prefix_matching_score(weights, half)`` against ``course_lib.attention_only.prefix_matching_score``."""
-    return run_check(PREFIX_SPEC, prefix_matching_score, verbose)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -679,14 +666,4 @@ ABLATION_SPEC = CheckSpec(
 )
 
 
-def check_ablated_repeat_loss(ablated_repeat_loss, verbose: bool = True) -> CheckResult:
-    """Check ``ablated_repeat_loss(model, tokens, layer, head)`` against ``AttentionOnlyLM(tokens, ablate=...)``."""
-    return run_check(ABLATION_SPEC, ablated_repeat_loss, verbose)
-
-
-__all__ = [
-    "check_repeated_batch",
-    "check_previous_token_score",
-    "check_prefix_matching_score",
-    "check_ablated_repeat_loss",
-]
+__all__ = export_checks(globals())  # check_* functions, one per CheckSpec above

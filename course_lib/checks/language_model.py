@@ -27,19 +27,10 @@ from ..decoder import DecoderLM
 from ..decoder import next_token_loss as reference_loss
 from ..sampling import top_k_filter as reference_top_k
 from ..sampling import top_p_filter as reference_top_p
-from .core import (
-    Case,
-    CheckResult,
-    CheckSpec,
-    Mistake,
-    TensorOut,
-    TupleOut,
-    generator,
-    quiet_rng,
-    randn,
-    run_check,
-    same,
-)
+from .compare import same
+from .core import export_checks
+from .spec import Case, CheckSpec, Mistake, TensorOut, TupleOut
+from .tensors import generator, quiet_rng, randn
 
 NEG_INF = float("-inf")
 
@@ -175,11 +166,6 @@ LOSS_SPEC = CheckSpec(
 )
 
 
-def check_next_token_loss(next_token_loss, verbose: bool = True) -> CheckResult:
-    """Check ``next_token_loss(logits, tokens)`` against ``course_lib.decoder.next_token_loss``."""
-    return run_check(LOSS_SPEC, next_token_loss, verbose)
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Shared by the two filters
 # ---------------------------------------------------------------------------------------------------------------
@@ -304,7 +290,6 @@ def _values_only_probe(value, args) -> bool:
     return (
         isinstance(value, torch.Tensor)
         and value.shape[-1:] == (k,)
-        and value.shape[-1] != logits.shape[-1]
         and same(value.sort(dim=-1, descending=True).values, logits.topk(k, dim=-1).values)
     )
 
@@ -369,11 +354,6 @@ TOP_K_SPEC = CheckSpec(
     success="Exactly the k largest logits of every row survive; the rest are -inf.",
     reference=reference_top_k,
 )
-
-
-def check_top_k_filter(top_k_filter, verbose: bool = True) -> CheckResult:
-    """Check ``top_k_filter(logits, k)`` against ``course_lib.sampling.top_k_filter``."""
-    return run_check(TOP_K_SPEC, top_k_filter, verbose)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -487,11 +467,6 @@ TOP_P_SPEC = CheckSpec(
     success="Each row keeps the smallest set of most likely tokens whose probabilities reach p.",
     reference=reference_top_p,
 )
-
-
-def check_top_p_filter(top_p_filter, verbose: bool = True) -> CheckResult:
-    """Check ``top_p_filter(logits, p)`` against ``course_lib.sampling.top_p_filter``."""
-    return run_check(TOP_P_SPEC, top_p_filter, verbose)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -636,17 +611,58 @@ def step_cache_kept_between_prompts(lm, cache_keys, cache_values, new_tokens):
     return logits, keys, values
 
 
+def step_appended_twice(lm, cache_keys, cache_values, new_tokens):
+    """Attends correctly, but the returned cache holds the new positions twice (appended once more on return)."""
+    logits, keys, values = _step(lm, cache_keys, cache_values, new_tokens)
+    n_new = new_tokens.shape[1]
+    return logits, torch.cat([keys, keys[:, -n_new:]], 1), torch.cat([values, values[:, -n_new:]], 1)
+
+
+def step_appended_twice_and_read(lm, cache_keys, cache_values, new_tokens):
+    """Appends the new keys and values twice, and attends over that doubled cache with the last rows of its mask."""
+    n_cached, n_new = cache_keys.shape[1], new_tokens.shape[1]
+    x = lm.embed(new_tokens, torch.arange(n_cached, n_cached + n_new))
+    queries, keys, values = lm.project(x)
+    keys, values = torch.cat([cache_keys, keys, keys], 1), torch.cat([cache_values, values, values], 1)
+    n_total = keys.shape[1]
+    attended, _ = scaled_dot_product_attention(queries, keys, values, causal_mask(n_total)[n_total - n_new :])
+    return lm.readout(x, attended), keys, values
+
+
+def step_returns_old_cache(lm, cache_keys, cache_values, new_tokens):
+    """Attends correctly, but returns the cache it was given."""
+    logits, _, _ = _step(lm, cache_keys, cache_values, new_tokens)
+    return logits, cache_keys, cache_values
+
+
+def _appended_twice(keys: torch.Tensor, n_new: int) -> bool:
+    """Do the last n_new positions of ``keys`` repeat the n_new before them?"""
+    return keys.shape[1] >= 2 * n_new and torch.equal(keys[:, -n_new:], keys[:, -2 * n_new : -n_new])
+
+
 def _kept_probe(value, args) -> bool:
-    """The returned cache is longer than the one given plus the new tokens: keys survived from an earlier call."""
+    """The returned cache is longer than the one given plus the new tokens, and not because the new positions were
+    appended twice: keys survived from an earlier call."""
     _, cache_keys, _, new_tokens = args
     expected = cache_keys.shape[1] + new_tokens.shape[1]
     if not (isinstance(value, (tuple, list)) and len(value) == 3):
         return False
     keys = value[1]
-    return isinstance(keys, torch.Tensor) and keys.dim() == 3 and keys.shape[1] > expected
+    if not (isinstance(keys, torch.Tensor) and keys.dim() == 3 and keys.shape[1] > expected):
+        return False
+    return not _appended_twice(keys, new_tokens.shape[1])
 
 
 STEP_MISTAKES = [
+    Mistake(
+        "appended_twice",
+        "the new keys and values are added to the cache twice in one call: the returned cache has n_cached + 2 · n_new "
+        "positions",
+        "Join the cache and the new keys (and values) once, use that for the attention, and return that same joined "
+        "tensor: no second torch.cat when you return it.",
+        step_appended_twice,
+        variants=(step_appended_twice_and_read,),
+    ),
     Mistake(
         "cache_kept_between_prompts",
         "your cache still holds keys and values from an earlier call: it has more positions than the cache you were "
@@ -704,6 +720,13 @@ STEP_MISTAKES = [
         step_returns_only_new,
     ),
     Mistake(
+        "returns_old_cache",
+        "the logits are right, but the returned cache is the one you were given: the new positions are not in it",
+        "Return the cache extended by the new keys and values (the joined tensors your attention used), so that the "
+        "next step can attend to these positions too.",
+        step_returns_old_cache,
+    ),
+    Mistake(
         "new_before_cached",
         "the new keys and values are put before the cached ones",
         "Positions stay in order: the cached ones (0 .. n_cached − 1) first, then the new ones.",
@@ -751,6 +774,4 @@ STEP_SPEC = CheckSpec(
 )
 
 
-def check_kv_cache_step(kv_cache_step, verbose: bool = True) -> CheckResult:
-    """Check ``kv_cache_step(lm, cache_keys, cache_values, new_tokens)`` against ``DecoderLM`` without a cache."""
-    return run_check(STEP_SPEC, kv_cache_step, verbose)
+__all__ = export_checks(globals())  # check_* functions, one per CheckSpec above

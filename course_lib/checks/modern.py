@@ -20,7 +20,8 @@ import torch
 
 from ..rotary import apply_rotary
 from ..tiled_attention import online_softmax_step as reference_step
-from .core import Case, CheckResult, CheckSpec, Mistake, TensorOut, TupleOut, run_check
+from .core import export_checks
+from .spec import Case, CheckSpec, Mistake, TensorOut, TupleOut
 
 
 def _sizes(seed: int) -> tuple[int, int, int]:
@@ -130,11 +131,6 @@ ROPE_SPEC = CheckSpec(
 )
 
 
-def check_rope(apply_rope, verbose: bool = True) -> CheckResult:
-    """Check ``apply_rope(x)`` against ``course_lib.rotary.apply_rotary(x, pairing="interleaved")``."""
-    return run_check(ROPE_SPEC, apply_rope, verbose)
-
-
 # --- rope_attention ---------------------------------------------------------------------------------------------
 def _attention(queries, keys, values, rotate_values=False):
     scores = _rope(queries) @ _rope(keys).transpose(-2, -1) / math.sqrt(queries.shape[-1])
@@ -208,11 +204,6 @@ ATTENTION_SPEC = CheckSpec(
     success="Rotated queries and keys, plain values: attention with rotary positions.",
     reference=lambda q, k, v: _attention(q, k, v),
 )
-
-
-def check_rope_attention(rope_attention, verbose: bool = True) -> CheckResult:
-    """Check ``rope_attention(queries, keys, values)`` against softmax(RoPE(Q) RoPE(K)ᵀ/√d_k) V."""
-    return run_check(ATTENTION_SPEC, rope_attention, verbose)
 
 
 # --- online_softmax_step ----------------------------------------------------------------------------------------
@@ -340,6 +331,4 @@ STEP_SPEC = CheckSpec(
 )
 
 
-def check_online_softmax_step(online_softmax_step, verbose: bool = True) -> CheckResult:
-    """Check ``online_softmax_step(running_max, running_sum, output, scores, values)`` against course_lib's."""
-    return run_check(STEP_SPEC, online_softmax_step, verbose)
+__all__ = export_checks(globals())  # check_* functions, one per CheckSpec above

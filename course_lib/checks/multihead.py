@@ -17,7 +17,9 @@ import math
 import torch
 
 from ..multihead import MultiHeadAttention, merge_heads, split_heads
-from .core import Case, CheckResult, CheckSpec, Mistake, TensorOut, generator, quiet_rng, randn, run_check
+from .core import export_checks
+from .spec import Case, CheckSpec, Mistake, TensorOut
+from .tensors import generator, quiet_rng, randn
 
 # --------------------------------------------------------------------------- split_heads
 
@@ -95,11 +97,6 @@ SPLIT_SPEC = CheckSpec(
     success="Each head gets its own block of d_head features for every token.",
     reference=split_heads,
 )
-
-
-def check_split_heads(split_heads, verbose: bool = True) -> CheckResult:
-    """Check ``split_heads(x, num_heads)`` against ``course_lib.split_heads``."""
-    return run_check(SPLIT_SPEC, split_heads, verbose)
 
 
 # --------------------------------------------------------------------------- merge_heads
@@ -186,11 +183,6 @@ MERGE_SPEC = CheckSpec(
     diagnose=_merge_diagnose,
     reference=merge_heads,
 )
-
-
-def check_merge_heads(merge_heads, verbose: bool = True) -> CheckResult:
-    """Check ``merge_heads(x)`` against ``course_lib.merge_heads``."""
-    return run_check(MERGE_SPEC, merge_heads, verbose)
 
 
 # --------------------------------------------------------------------------- multi_head_attention
@@ -374,6 +366,4 @@ MHA_SPEC = CheckSpec(
 )
 
 
-def check_multi_head_attention(multi_head_attention, verbose: bool = True) -> CheckResult:
-    """Check ``multi_head_attention(x, w_q, w_k, w_v, w_o, num_heads)`` against ``course_lib.MultiHeadAttention``."""
-    return run_check(MHA_SPEC, multi_head_attention, verbose)
+__all__ = export_checks(globals())  # check_* functions, one per CheckSpec above

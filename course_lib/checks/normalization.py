@@ -18,19 +18,10 @@ import torch
 
 from ..blocks import LayerNorm, Residual
 from . import trace
-from .core import (
-    Case,
-    CheckResult,
-    CheckSpec,
-    Mistake,
-    TensorOut,
-    explains,
-    generator,
-    quiet_rng,
-    randn,
-    run_check,
-    same,
-)
+from .compare import explains, same
+from .core import export_checks
+from .spec import Case, CheckSpec, Mistake, TensorOut
+from .tensors import generator, quiet_rng, randn
 
 EPS = 1e-5
 
@@ -295,11 +286,6 @@ LN_SPEC = CheckSpec(
 )
 
 
-def check_layer_norm(layer_norm, verbose: bool = True) -> CheckResult:
-    """Check ``layer_norm(x, gamma, beta, eps)`` against ``course_lib.LayerNorm``."""
-    return run_check(LN_SPEC, layer_norm, verbose)
-
-
 # --------------------------------------------------------------------------- sublayer_connection
 
 
@@ -454,6 +440,4 @@ RESIDUAL_SPEC = CheckSpec(
 )
 
 
-def check_sublayer_connection(sublayer_connection, verbose: bool = True) -> CheckResult:
-    """Check ``sublayer_connection(x, sublayer, norm, norm_first)`` against ``course_lib.Residual``."""
-    return run_check(RESIDUAL_SPEC, sublayer_connection, verbose)
+__all__ = export_checks(globals())  # check_* functions, one per CheckSpec above

@@ -13,7 +13,9 @@ from __future__ import annotations
 import torch
 
 from ..positions import sinusoidal_encoding
-from .core import Case, CheckResult, CheckSpec, Mistake, TensorOut, run_check, same
+from .compare import same
+from .core import export_checks
+from .spec import Case, CheckSpec, Mistake, TensorOut
 
 
 def _case(seq_len: int, d_model: int):
@@ -161,6 +163,4 @@ SPEC = CheckSpec(
 )
 
 
-def check_positional_encoding(sinusoidal_encoding, verbose: bool = True) -> CheckResult:
-    """Check ``sinusoidal_encoding(seq_len, d_model)`` against ``course_lib.sinusoidal_encoding``."""
-    return run_check(SPEC, sinusoidal_encoding, verbose)
+__all__ = export_checks(globals())  # check_* functions, one per CheckSpec above

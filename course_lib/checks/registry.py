@@ -18,7 +18,8 @@ from . import (
     positions,
     rnn,
 )
-from .core import MISSING, CheckResult, CheckSpec, Mistake, run_check
+from .core import check_function, run_check
+from .spec import MISSING, CheckResult, CheckSpec, Mistake
 
 
 @dataclass(frozen=True)
@@ -84,33 +85,8 @@ EXERCISES: dict[str, Exercise] = {
 
 SPECS: dict[str, CheckSpec] = {spec.name: spec for exercise in EXERCISES.values() for spec in exercise.specs}
 
-CHECKS: dict[str, Callable[..., CheckResult]] = {
-    "check_rnn_step": rnn.check_rnn_step,
-    "check_rnn_forward": rnn.check_rnn_forward,
-    "check_softmax": attention.check_softmax,
-    "check_attention": attention.check_attention,
-    "check_causal_attention": attention.check_causal_attention,
-    "check_split_heads": multihead.check_split_heads,
-    "check_merge_heads": multihead.check_merge_heads,
-    "check_multi_head_attention": multihead.check_multi_head_attention,
-    "check_positional_encoding": positions.check_positional_encoding,
-    "check_layer_norm": normalization.check_layer_norm,
-    "check_sublayer_connection": normalization.check_sublayer_connection,
-    "check_experiment": experiment.check_experiment,
-    "check_feed_forward": encoder.check_feed_forward,
-    "check_encoder_block": encoder.check_encoder_block,
-    "check_next_token_loss": language_model.check_next_token_loss,
-    "check_top_k_filter": language_model.check_top_k_filter,
-    "check_top_p_filter": language_model.check_top_p_filter,
-    "check_kv_cache_step": language_model.check_kv_cache_step,
-    "check_repeated_batch": induction.check_repeated_batch,
-    "check_previous_token_score": induction.check_previous_token_score,
-    "check_prefix_matching_score": induction.check_prefix_matching_score,
-    "check_ablated_repeat_loss": induction.check_ablated_repeat_loss,
-    "check_rope": modern.check_rope,
-    "check_rope_attention": modern.check_rope_attention,
-    "check_online_softmax_step": modern.check_online_softmax_step,
-}
+CHECKS: dict[str, Callable[..., CheckResult]] = {name: check_function(spec) for name, spec in SPECS.items()}
+"""The notebooks' ``check_*`` functions, made from the specs (the same objects the exercise modules export)."""
 
 #: The mistake catalogue: for every check, the typical mistakes it recognises (each with a buggy example).
 MISTAKES: dict[str, list[Mistake]] = {name: list(spec.mistakes) for name, spec in SPECS.items()}

@@ -21,8 +21,10 @@ from typing import Any
 import torch
 
 from . import core
-from .core import MISSING, CheckResult, CheckSpec, LearnerCalls, RecordedFrame, TimeLimitExceeded
+from .calling import RecordedFrame, TimeLimitExceeded
+from .core import LearnerCalls
 from .registry import EXERCISES
+from .spec import MISSING, CheckResult, CheckSpec
 
 FORMAT = 1
 MAX_TENSOR_ENTRIES = 1_000_000

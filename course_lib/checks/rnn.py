@@ -16,19 +16,10 @@ from __future__ import annotations
 import torch
 
 from ..recurrent import VanillaRNN
-from .core import (
-    Case,
-    CheckResult,
-    CheckSpec,
-    Mistake,
-    TensorOut,
-    TupleOut,
-    generator,
-    quiet_rng,
-    randn,
-    run_check,
-    same,
-)
+from .compare import same
+from .core import export_checks
+from .spec import Case, CheckSpec, Mistake, TensorOut, TupleOut
+from .tensors import generator, quiet_rng, randn
 
 INPUT_SIZE, HIDDEN_SIZE = 3, 4
 
@@ -196,11 +187,6 @@ STEP_SPEC = CheckSpec(
     diagnose=_step_diagnose,
     reference=reference_step,
 )
-
-
-def check_rnn_step(rnn_step, verbose: bool = True) -> CheckResult:
-    """Check ``rnn_step(x_t, h_prev, w_xh, w_hh, b) -> h_t`` against ``course_lib.VanillaRNN.step``."""
-    return run_check(STEP_SPEC, rnn_step, verbose)
 
 
 # --------------------------------------------------------------------------- rnn_forward
@@ -418,6 +404,4 @@ FORWARD_SPEC = CheckSpec(
 )
 
 
-def check_rnn_forward(rnn_forward, verbose: bool = True) -> CheckResult:
-    """Check ``rnn_forward(x, h0, w_xh, w_hh, b) -> (hidden_states, h_last)`` against ``course_lib.VanillaRNN``."""
-    return run_check(FORWARD_SPEC, rnn_forward, verbose)
+__all__ = export_checks(globals())  # check_* functions, one per CheckSpec above

@@ -22,7 +22,8 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from .core import call_with_time_limit, same
+from .calling import call_with_time_limit
+from .compare import same
 
 MAX_RECORDED = 400
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from course_lib.checks.registry import EXERCISES
 from course_lib.tools.exercises.files import OUTCOMES, ExerciseToolError, resolve
 from course_lib.tools.grading import sandbox
+from course_lib.tools.grading.runner import RunResult
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 STARTUP_SECONDS = 20.0  # Python, torch and IPython starting inside the sandbox on a busy machine
@@ -59,38 +60,15 @@ class Submission:
 
 
 @dataclass
-class Graded:
-    """What happened to one submitted notebook.
+class Graded(RunResult):
+    """What happened to one submitted notebook (``outcome``: the rule in ``runner.RunResult``).
 
     status: ``"ran"`` (its cells ran, some may have raised), ``"timeout"`` (a cell, or the whole notebook, ran out
     of time), ``"crashed"`` (the process died or returned nothing readable), ``"unreadable"`` (not a notebook) or
-    ``"too_much_output"``. checks: one dict per check (``check``, ``function``, ``status``, ``passed``, ``message``,
-    ``mistake``), judged by the grader.
+    ``"too_much_output"``. checks: judged by the grader, not read from the notebook.
     """
 
-    path: str
-    exercise: str
-    status: str
-    checks: list[dict] = field(default_factory=list)
-    cell_errors: list[str] = field(default_factory=list)
-    detail: str = ""
-    seconds: float = 0.0
     sandboxed: bool = False
-
-    @property
-    def outcome(self) -> str:
-        """``pass``, ``fail``, ``error`` or ``timeout`` for the score table."""
-        if self.status == "timeout":
-            return "timeout"
-        if self.status != "ran" or not self.checks:
-            return "error"
-        if all(check["passed"] for check in self.checks):
-            return "pass"
-        return "error" if self.cell_errors else "fail"
-
-    @property
-    def checks_passed(self) -> int:
-        return sum(bool(check["passed"]) for check in self.checks)
 
 
 @dataclass

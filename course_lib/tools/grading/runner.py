@@ -29,13 +29,14 @@ RAN, TIMEOUT, CRASHED, UNREADABLE = "ran", "timeout", "crashed", "unreadable"
 
 
 @dataclass
-class NotebookRun:
-    """What happened when one notebook ran.
+class RunResult:
+    """What one run of a notebook gave, and what it means for the score table.
 
-    status:      ``"ran"`` (all cells ran, some may have raised), ``"timeout"``, ``"crashed"`` (the kernel died or
-                 could not start) or ``"unreadable"`` (not a valid notebook).
-    checks:      one dict per check (``check``, ``function``, ``status``, ``passed``, ``message``, ``mistake``).
-    cell_errors: ``"cell 5: NameError: ..."`` for each cell that raised.
+    The one rule for a run's outcome, shared by ``exercises progress`` (``NotebookRun``, here) and ``exercises
+    grade`` (``grade.Graded``). status: ``"ran"`` (all cells ran, some may have raised), ``"timeout"``, or a reason
+    it did not run (``"crashed"``, ``"unreadable"``, ...). checks: one dict per check (``check``, ``function``,
+    ``status``, ``passed``, ``message``, ``mistake``). cell_errors: ``"cell 5: NameError: ..."`` for each cell that
+    raised.
     """
 
     path: str
@@ -48,7 +49,8 @@ class NotebookRun:
 
     @property
     def outcome(self) -> str:
-        """``pass``, ``fail``, ``error`` or ``timeout`` for the score table."""
+        """``pass`` (every check passed), ``fail`` (a check failed), ``error`` (a check failed and a cell raised, or
+        the notebook did not run to its end) or ``timeout``."""
         if self.status == TIMEOUT:
             return "timeout"
         if self.status != RAN or not self.checks:
@@ -60,6 +62,12 @@ class NotebookRun:
     @property
     def checks_passed(self) -> int:
         return sum(bool(check["passed"]) for check in self.checks)
+
+
+@dataclass
+class NotebookRun(RunResult):
+    """What happened when one of a learner's own notebooks ran (``"crashed"``: the kernel died or could not start;
+    ``"unreadable"``: not a valid notebook)."""
 
 
 def grading_cell_source(exercise: str) -> str:

@@ -208,6 +208,8 @@ def _check_quiz(banks: list[str]) -> int:
 def _run(args) -> int:
     import nbformat
 
+    from course_lib.tools.publish import slides
+
     status = 0
     solutions = []
     for path in _paths(args):
@@ -216,6 +218,8 @@ def _run(args) -> int:
         print(f"  {path}: prepared ({', '.join(done) if done else 'up to date'}); executing ...", flush=True)
         execute(notebook, path.resolve().parent, timeout=args.timeout)
         write_reading_time(notebook)
+        if any("slideshow" in cell.get("metadata", {}) for cell in notebook.cells):
+            slides.set_slide_types(notebook)  # the outputs decide some types (a figure opens a sub-slide)
         write(notebook, path)
         print(f"  {path}: executed and written")
         status |= _check_quiz(banks_shown(notebook))

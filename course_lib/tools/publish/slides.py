@@ -209,6 +209,16 @@ def _split_cell(cell) -> list:
 # --------------------------------------------------------------------------- annotate
 
 
+def set_slide_types(notebook) -> bool:
+    """Set each cell's slide type from what it holds now (a figure among its outputs opens a sub-slide), without
+    splitting any cell: what ``notebook run`` does after executing. Returns True if anything changed."""
+    changed = False
+    for cell, kind in zip(notebook.cells, slide_types(notebook)):
+        if cell.metadata.get("slideshow") != {"slide_type": kind}:
+            cell.metadata["slideshow"], changed = {"slide_type": kind}, True
+    return changed
+
+
 def annotate_notebook(notebook) -> bool:
     """Set the slideshow metadata of every cell of an nbformat node, in place. Returns True if anything changed."""
     before = copy.deepcopy(notebook)
@@ -216,8 +226,7 @@ def annotate_notebook(notebook) -> bool:
     for cell in notebook.cells:
         cells.extend(_split_cell(cell))
     notebook.cells = cells
-    for cell, kind in zip(notebook.cells, slide_types(notebook)):
-        cell.metadata["slideshow"] = {"slide_type": kind}
+    set_slide_types(notebook)
     rise = dict(notebook.metadata.get("rise", {}))
     rise.setdefault("scroll", True)  # tall slides scroll in RISE instead of being cut off
     rise.setdefault("theme", "white")  # RISE's default theme fetches web fonts; "white" ships its fonts
