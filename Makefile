@@ -54,9 +54,9 @@ $(HUB_PROXY): deploy/package.json deploy/package-lock.json
 	touch $@
 hub-proxy: $(HUB_PROXY)
 
-# The suite runs on two processes (pytest-xdist): each test module and each notebook goes whole to one of them, and
-# the modules that must not run beside each other share a group (tests/conftest.py). PARALLEL= runs it on one.
-PARALLEL ?= -n 2 --dist loadgroup
+# The suite runs on two processes (pytest-xdist): each test module and each notebook (its cells share one kernel, in
+# order) goes whole to one of them. PARALLEL= runs it on one.
+PARALLEL ?= -n 2 --dist loadfile
 
 # Where npm exists, `make test` installs the proxy first (the hub test needs it; it fails in CI without it).
 test: install-dev $(if $(shell command -v npm 2>/dev/null),$(HUB_PROXY),)
