@@ -7,4 +7,3 @@ import os
 # and not at the root: a conftest.py at the root would put the repository first on sys.path, and the mutation tests
 # (tests/test_mutations.py) need their mutated copy of course_lib to be the one imported.
 os.environ.setdefault("COURSE_RECORD", "off")
-
