@@ -54,11 +54,15 @@ $(HUB_PROXY): deploy/package.json deploy/package-lock.json
 	touch $@
 hub-proxy: $(HUB_PROXY)
 
+# The suite runs on two processes (pytest-xdist): each test module and each notebook (its cells share one kernel, in
+# order) goes whole to one of them. PARALLEL= runs it on one.
+PARALLEL ?= -n 2 --dist loadfile
+
 # Where npm exists, `make test` installs the proxy first (the hub test needs it; it fails in CI without it).
 test: install-dev $(if $(shell command -v npm 2>/dev/null),$(HUB_PROXY),)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(OFFLINE_RUN) $(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(OFFLINE_RUN) $(BIN)/python -m pytest $(PARALLEL) $(PYTEST_ARGS)
 
 # The library and unit tests: no notebook executes, no browser, no hub, no sandboxed grading, no site build; those
 # (and every test marked slow) are left to `make test`.

@@ -22,8 +22,9 @@ GUIDE = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
 SECTION = GUIDE.split("## Add a notebook", 1)[1].split("\n## ", 1)[0]
 
 
-# Every test that reads the course's notebooks, banks or syllabus (the slow ones that re-execute the whole course
-# are covered by nbval on the new notebook).
+# Every test that reads the course's notebooks, banks or syllabus runs on the copy. A test module that reads them
+# (it names the syllabus, a notebook folder or a quiz bank) is either in this list or in NOT_ON_THE_COPY with its
+# reason; `test_every_notebook_reading_test_is_in_the_walk_through` fails on a new module that is in neither.
 NOTEBOOK_READING_TESTS = [
     "tests/test_layout.py",
     "tests/test_notebook_structure.py",
@@ -31,6 +32,7 @@ NOTEBOOK_READING_TESTS = [
     "tests/test_quiz.py",
     "tests/test_quiz_quotes.py",
     "tests/test_quiz_balance.py",
+    "tests/test_quiz_robustness.py",
     "tests/test_cell_budget.py",
     "tests/test_speaker_notes.py",
     "tests/test_colab_binder.py",
@@ -46,7 +48,20 @@ NOTEBOOK_READING_TESTS = [
     "tests/test_slides_fit.py",
     "tests/test_learning_record.py",
     "tests/test_evidence.py",
+    "tests/test_parts.py",
+    "tests/test_predict_review.py",
+    "tests/test_reading_budget.py",
+    "tests/test_hub_tools.py",
+    "tests/test_seeds_command.py",
 ]
+NOT_ON_THE_COPY = {
+    "tests/test_contributing.py": "this walk-through itself",
+    "tests/test_determinism.py": "executes notebook 06 twice; the new notebook runs under nbval on the copy",
+    "tests/test_portable.py": "executes the whole course again under other CPU kernels",
+    "tests/test_hub.py": "starts a JupyterHub (root and npm only); it reads the syllabus through the hub links",
+    "tests/test_nbgitpuller.py": "pulls the course from a git upstream; the copy is not a git repository",
+}
+READS_THE_COURSE = re.compile(r"\bsyllabus\b|[\"'/]notebooks[\"'/]|load_bank\(|quiz[./]banks")
 
 
 def code_block(language: str, number: int = 0) -> str:
@@ -178,3 +193,19 @@ def test_adding_a_notebook_as_contributing_md_says(copy):
     assert verified.returncode == 0, verified.stdout[-3000:]
     assert f"test_lesson_follows_the_course_standard[{path.name}]" not in verified.stdout  # quiet on success
     assert re.search(r"\d+ passed", verified.stdout)
+
+
+def test_every_notebook_reading_test_is_in_the_walk_through():
+    reading = {
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "tests").glob("test_*.py")
+        if READS_THE_COURSE.search(path.read_text(encoding="utf-8"))
+    }
+    listed = set(NOTEBOOK_READING_TESTS) | set(NOT_ON_THE_COPY)
+    assert not reading - listed, (
+        f"{sorted(reading - listed)} read the course but the walk-through does not run them on its copy: add them to "
+        "NOTEBOOK_READING_TESTS (or to NOT_ON_THE_COPY with the reason)"
+    )
+    assert not listed - {path.relative_to(ROOT).as_posix() for path in (ROOT / "tests").glob("test_*.py")}, (
+        "the walk-through names test modules that do not exist"
+    )

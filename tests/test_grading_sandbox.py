@@ -56,28 +56,49 @@ def stubs(name: str) -> Path:
     return generate.learner_path(EXERCISES_DIR, name)
 
 
-def sandbox_processes() -> list[str]:
-    """Command lines of processes that belong to a grading sandbox (the worker or what it started)."""
-    found = []
+def _command_lines() -> dict[int, tuple[int, str]]:
+    """pid → (parent pid, command line) of every process this user can see."""
+    table = {}
     for entry in os.scandir("/proc"):
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                command = (
-                    Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
-                )
-            except OSError:
-                continue
-            if "grading.worker" in command or "course-sandbox-marker" in command:
-                found.append(command)
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+            parent = int(Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        table[int(entry.name)] = (parent, command)
+    return table
+
+
+def sandbox_processes(own: str) -> list[str]:
+    """Command lines of processes of a grading sandbox (the worker or what it started) that this test started.
+
+    A process is this test's when its command line, or an ancestor's, names ``own`` (a folder of this test that the
+    sandbox's command binds, or a token in its code). Inside a sandbox's PID namespace every process descends from
+    its bubblewrap, so one left behind is still found; graders that other programs run on the machine are not.
+    """
+    table, found = _command_lines(), []
+    for pid, (parent, command) in table.items():
+        if pid == os.getpid() or not ("grading.worker" in command or "course-sandbox-marker" in command):
+            continue
+        chain, seen = [command], {pid}
+        while parent in table and parent not in seen and parent > 1:
+            seen.add(parent)
+            parent, ancestor = table[parent]
+            chain.append(ancestor)
+        if any(own in line for line in chain):
+            found.append(command)
     return found
 
 
 def leftover_cgroups() -> list[str]:
+    """The sandbox cgroups this process's graders created (named after the grader's pid) that still exist."""
     return [
         str(path)
         for root in {*sandbox.ProcessGroupLimit.ROOTS, *sandbox.ProcessGroupLimit.MEMORY_ROOTS}
         if root.is_dir()
-        for path in root.glob("course-grade-*")
+        for path in root.glob(f"course-grade-{os.getpid()}-*")
     ]
 
 
@@ -267,7 +288,7 @@ time.sleep(600)
     children = int(outcome.stdout.decode().split()[0])
     assert 10 < children <= sandbox.PROCESSES, f"the fork bomb made {children} processes"
     time.sleep(0.5)
-    assert not sandbox_processes() and not leftover_cgroups()
+    assert not sandbox_processes(str(staging)) and not leftover_cgroups()
 
 
 # ---------------------------------------------------------------------------------------------- judging a record
@@ -441,12 +462,14 @@ except OSError:
     pass
 """
 
-LEFT_BEHIND = """
+# The sleeps' lengths are this run's own (600.xxxx s), so that the check for survivors finds only them.
+LINGER = f"{600 + random.Random().randrange(1, 10_000) / 10_000:.4f}"
+LEFT_BEHIND = f"""
 import subprocess, os
-subprocess.Popen(["sleep", "600"], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+subprocess.Popen(["sleep", "{LINGER}"], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 if os.fork() == 0:
     os.setsid()
-    os.execvp("sleep", ["sleep", "601"])
+    os.execvp("sleep", ["sleep", "{LINGER}"])
 """
 
 ENDLESS_CELL = "while True:\n    pass"
@@ -508,13 +531,21 @@ def fuzz_run(tmp_path_factory):
     before = {path: path.read_bytes() for path in submissions.rglob("*") if path.is_file() and not path.is_symlink()}
     printed: list[str] = []
     started = time.monotonic()
-    report = grading.grade(submissions, out, timeout=10, jobs=2, echo=printed.append)
+    staging_root = base / "staging"  # the grader stages each notebook here: its sandboxes' commands name it
+    staging_root.mkdir()
+    saved_tempdir, tempfile.tempdir = tempfile.tempdir, str(staging_root)
+    try:
+        # 20 s of cells per notebook: a wrong function comes in the last cell, after the solution's; on a busy machine
+        # 10 s ran out before it (ex05 trains), and the solution's own function was graded instead.
+        report = grading.grade(submissions, out, timeout=20, jobs=2, echo=printed.append)
+    finally:
+        tempfile.tempdir = saved_tempdir
     seconds = time.monotonic() - started
     time.sleep(1.0)
     yield {
         "report": report, "printed": "\n".join(printed), "out": out, "submissions": submissions, "outside": outside,
         "targets": targets, "before": before, "expected_fail": expected_fail, "seconds": seconds,
-        "hostile": list(hostile), "processes": sandbox_processes(), "cgroups": leftover_cgroups(),
+        "hostile": list(hostile), "processes": sandbox_processes(str(staging_root)), "cgroups": leftover_cgroups(),
     }  # fmt: skip
     shutil.rmtree(outside, ignore_errors=True)
 
@@ -560,7 +591,7 @@ def test_fuzz_no_file_outside_the_sandbox_touched(fuzz_run):
 def test_fuzz_no_process_left(fuzz_run):
     assert fuzz_run["processes"] == [], fuzz_run["processes"]
     assert fuzz_run["cgroups"] == []
-    leftovers = subprocess.run(["pgrep", "-f", "sleep 60[01]"], capture_output=True, text=True, timeout=10)
+    leftovers = subprocess.run(["pgrep", "-f", f"sleep {LINGER}"], capture_output=True, text=True, timeout=10)
     assert leftovers.stdout.strip() == "", "a process a submission started outlived its sandbox"
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from keyboard import tab_until
 
 pytestmark = pytest.mark.browser
 OUTPUT_DIR = Path(__file__).resolve().parents[2] / "test-output"  # gitignored
@@ -50,16 +51,6 @@ def focused_text(page) -> str:
     return page.evaluate("() => (document.activeElement && document.activeElement.textContent || '').trim()")
 
 
-def tab_until(page, is_target, what: str) -> int:
-    """Press Tab until ``is_target(page)``; the number of presses (fails after MAX_TABS)."""
-    for presses in range(1, MAX_TABS + 1):
-        page.keyboard.press("Tab")
-        if is_target(page):
-            return presses
-    active = page.evaluate("() => document.activeElement && document.activeElement.outerHTML.slice(0, 200)")
-    raise AssertionError(f"{MAX_TABS} Tabs did not reach {what}; the focus is on {active}")
-
-
 def press_and_time(page, view, key: str, expected: str) -> float:
     """Press ``key``, wait until the view contains ``expected``, and return the milliseconds it took in the page."""
     from playwright.sync_api import expect
@@ -92,18 +83,18 @@ def test_the_explorer_is_operable_by_keyboard_alone(open_notebook, lab_server):
     root.evaluate("element => { element.tabIndex = -1; element.focus(); }")
 
     # 1. a query token: Tab to the third token's button, Enter chooses it
-    tab_until(page, lambda p: focused_text(p) == "w2·2", "the query button of w2")
+    tab_until(page, lambda p: focused_text(p) == "w2·2", "the query button of w2", MAX_TABS)
     times["query"] = press_and_time(page, view, "Enter", "query w2 (position 2)")
     expect(view.locator(".attx-stage")).to_contain_text("query w2 at 2")
 
     # 2. the stage stepper: Tab on to the second stage, Space steps to it
-    tab_until(page, lambda p: focused_text(p) == "÷√d_k", "the stage button ÷√d_k")
+    tab_until(page, lambda p: focused_text(p) == "÷√d_k", "the stage button ÷√d_k", MAX_TABS)
     times["stage"] = press_and_time(page, view, "Space", "Stage 2 of 5, ÷√d_k")
     expect(view).not_to_contain_text("Stage 5 of 5")
 
     # 3. switch a head off: Tab to its checkbox, Space ticks it
     switch = root.locator(".widget-checkbox", has_text="switch off L0H1").locator("input")
-    tab_until(page, lambda p: switch.evaluate("box => box === document.activeElement"), "the switch of L0H1")
+    tab_until(page, lambda p: switch.evaluate("box => box === document.activeElement"), "the switch of L0H1", MAX_TABS)
     times["head off"] = press_and_time(page, view, "Space", "with layer 0 head 1 switched off")
     expect(switch).to_be_checked()
 

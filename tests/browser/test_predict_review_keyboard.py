@@ -21,6 +21,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from keyboard import tab_to
 
 from course_lib.predict import LETTERS, checkpoints
 from course_lib.quiz import load_bank
@@ -31,22 +32,6 @@ NOTEBOOK = "notebooks/zz_keyboard_widgets.ipynb"
 CHOICE, NUMBER = "02-unscaled", "03-heads"
 MISSED_QUIZ = "02"
 MAX_TABS = 14
-
-
-def focused(page, selector: str) -> bool:
-    return page.evaluate("s => !!(document.activeElement && document.activeElement.closest(s))", selector)
-
-
-def tab_to(page, selector: str) -> int:
-    """Press Tab until the focus is inside ``selector`` (none if it is there); the presses (fails after MAX_TABS)."""
-    if focused(page, selector):
-        return 0
-    for presses in range(1, MAX_TABS + 1):
-        page.keyboard.press("Tab")
-        if focused(page, selector):
-            return presses
-    active = page.evaluate("() => document.activeElement && document.activeElement.outerHTML.slice(0, 200)")
-    raise AssertionError(f"{MAX_TABS} Tabs did not reach {selector}; the focus is on {active}")
 
 
 def expect_focus_in(page, selector: str, timeout: float = 10.0) -> None:
@@ -108,13 +93,13 @@ def _answer_right(page, question) -> None:
     """Answer one quiz question with the keyboard: the number typed, or Space on each right option; then Check."""
     scope = f".quiz-q-{question.id}"
     if question.kind == "numeric":
-        tab_to(page, f"{scope} .quiz-number")
+        tab_to(page, f"{scope} .quiz-number", MAX_TABS, already=True)
         page.keyboard.type(f"{question.answer:g}", delay=50)
     else:
         for index in question.correct_indices:
-            tab_to(page, f"{scope} .quiz-option-{'abcdefgh'[index]}")
+            tab_to(page, f"{scope} .quiz-option-{'abcdefgh'[index]}", MAX_TABS, already=True)
             page.keyboard.press("Space")
-    tab_to(page, f"{scope} .quiz-check")
+    tab_to(page, f"{scope} .quiz-check", MAX_TABS, already=True)
     page.keyboard.press("Enter")
 
 
@@ -141,12 +126,12 @@ def test_checkpoints_and_review_work_with_the_keyboard_alone(open_notebook, lab_
 
     # the choice checkpoint: Space ticks the focused option, Enter on the button locks it
     focus_on(first)
-    tab_to(page, ".course-checkpoint .checkpoint-options")
+    tab_to(page, ".course-checkpoint .checkpoint-options", MAX_TABS, already=True)
     page.keyboard.press("Space")
     picked = first.locator(".checkpoint-options input:checked")
     expect(picked).to_have_count(1)
     picked_label = picked.evaluate("input => input.closest('label').textContent.trim()")
-    tab_to(page, ".course-checkpoint .checkpoint-lock")
+    tab_to(page, ".course-checkpoint .checkpoint-lock", MAX_TABS, already=True)
     page.keyboard.press("Enter")
     expect(first.locator(".checkpoint-status")).to_contain_text("Locked:", timeout=30_000)
     expect(first.locator(".checkpoint-status")).to_contain_text(picked_label)
@@ -155,18 +140,18 @@ def test_checkpoints_and_review_work_with_the_keyboard_alone(open_notebook, lab_
 
     # the number checkpoint: a word gets a friendly message and nothing locks; then a number locks
     focus_on(second)
-    tab_to(page, ".checkpoint-number")
+    tab_to(page, ".checkpoint-number", MAX_TABS, already=True)
     page.keyboard.type("lots", delay=50)
-    tab_to(page, ".checkpoint-lock:not([disabled])")
+    tab_to(page, ".checkpoint-lock:not([disabled])", MAX_TABS, already=True)
     page.keyboard.press("Enter")
     expect(second.locator(".checkpoint-status")).to_contain_text("type a number", timeout=30_000)
     expect(second.locator(".checkpoint-lock")).to_be_enabled()
     focus_on(second)
-    tab_to(page, ".checkpoint-number")
+    tab_to(page, ".checkpoint-number", MAX_TABS, already=True)
     page.keyboard.press("Control+A")
     page.keyboard.type("0.7", delay=50)
     expect(second.locator(".checkpoint-number input")).to_have_value("0.7")
-    tab_to(page, ".checkpoint-lock:not([disabled])")
+    tab_to(page, ".checkpoint-lock:not([disabled])", MAX_TABS, already=True)
     page.keyboard.press("Enter")
     expect(second.locator(".checkpoint-status")).to_contain_text("Locked: 0.7", timeout=30_000)
     nb.screenshot("checkpoints_keyboard", full_page=False)
@@ -185,7 +170,7 @@ def test_checkpoints_and_review_work_with_the_keyboard_alone(open_notebook, lab_
         _answer_right(page, question)
         expect(review.locator(f".quiz-q-{question.id} .quiz-feedback")).to_contain_text("Correct", timeout=30_000)
         assert not _clipped(review.locator(".review-next")), "the button's label must show whole"
-        tab_to(page, ".course-review .review-next")
+        tab_to(page, ".course-review .review-next", MAX_TABS, already=True)
         page.keyboard.press("Enter")
     expect(review.locator(".review-header")).to_contain_text("Review done", timeout=30_000)
     nb.screenshot("review_keyboard", full_page=False)

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from keyboard import focused, tab_to
 
 from course_lib.quiz import load_bank
 
@@ -26,20 +27,6 @@ def _quiz_parts(path: str) -> int:
 PARTS = _quiz_parts(NOTEBOOK)
 pytestmark = pytest.mark.browser
 MAX_TABS = 12
-
-
-def focused(page, selector: str) -> bool:
-    return page.evaluate("s => !!(document.activeElement && document.activeElement.closest(s))", selector)
-
-
-def tab_to(page, selector: str) -> int:
-    """Press Tab until the focus is inside ``selector``; the number of presses (fails after MAX_TABS)."""
-    for presses in range(1, MAX_TABS + 1):
-        page.keyboard.press("Tab")
-        if focused(page, selector):
-            return presses
-    active = page.evaluate("() => document.activeElement && document.activeElement.outerHTML.slice(0, 200)")
-    raise AssertionError(f"{MAX_TABS} Tabs did not reach {selector}; the focus is on {active}")
 
 
 def test_a_quiz_answered_with_the_keyboard_alone(open_notebook):
@@ -58,19 +45,19 @@ def test_a_quiz_answered_with_the_keyboard_alone(open_notebook):
     part.evaluate("element => { element.tabIndex = -1; element.focus(); }")
     assert focused(page, ".course-quiz")
 
-    tab_to(page, f".quiz-q-{numeric.id} .quiz-number")
+    tab_to(page, f".quiz-q-{numeric.id} .quiz-number", MAX_TABS)
     typed = f"{numeric.answer:g}"
     page.keyboard.type(typed, delay=50)  # a key at a time: a busy machine dropped keys typed at full speed
     expect(number_box.locator(".quiz-number input")).to_have_value(typed, timeout=30_000)
-    tab_to(page, f".quiz-q-{numeric.id} .quiz-check")
+    tab_to(page, f".quiz-q-{numeric.id} .quiz-check", MAX_TABS)
     page.keyboard.press("Enter")
     expect(number_box.locator(".quiz-feedback")).to_contain_text("Correct", timeout=30_000)
 
     right = "abcd"[single.correct_indices[0]]
-    tab_to(page, f".quiz-q-{single.id} .quiz-option-{right}")
+    tab_to(page, f".quiz-q-{single.id} .quiz-option-{right}", MAX_TABS)
     page.keyboard.press("Space")
     expect(choice_box.locator(f".quiz-option-{right} input")).to_be_checked()
-    tab_to(page, f".quiz-q-{single.id} .quiz-check")
+    tab_to(page, f".quiz-q-{single.id} .quiz-check", MAX_TABS)
     page.keyboard.press("Enter")
     expect(choice_box.locator(".quiz-feedback")).to_contain_text("Correct", timeout=30_000)
 

@@ -128,7 +128,7 @@ class ProcessGroupLimit:
     MEMORY_ROOTS = (Path("/sys/fs/cgroup/memory"), Path("/sys/fs/cgroup"))
 
     def __init__(self) -> None:
-        name = f"course-grade-{uuid.uuid4().hex[:12]}"
+        name = f"course-grade-{os.getpid()}-{uuid.uuid4().hex[:12]}"  # the grader's pid: whose cgroup it is
         self.path = self._create(self.ROOTS, "pids", name, {"pids.max": str(PROCESSES)})
         memory_limits = {  # v2 names, then v1 names; the swap limit is optional (swap accounting may be off)
             "memory.max": str(SUBMISSION_MEMORY_BYTES),
