@@ -428,3 +428,32 @@ def test_a_sampling_filter_need_not_carry_gradients(function):
 def test_the_gradient_rule_is_declared_for_every_check_with_a_reference():
     untrained = {name for name, spec in SPECS.items() if spec.reference is not None and not spec.trains}
     assert untrained == {"check_top_k_filter", "check_top_p_filter"}, "only the sampling filters may cut the graph"
+
+
+# ---------------------------------------------------------------------------------------------- sizes and ranges
+
+
+def feed_forward_relu6(x, w_1, b_1, w_2, b_2):
+    return torch.clamp(x @ w_1 + b_1, 0, 6) @ w_2 + b_2
+
+
+def feed_forward_for_d_model_8(x, w_1, b_1, w_2, b_2):
+    hidden = torch.relu(x.reshape(-1, 8) @ w_1 + b_1)
+    return (hidden @ w_2 + b_2).reshape(x.shape)
+
+
+def feed_forward_for_d_ff_16(x, w_1, b_1, w_2, b_2):
+    return torch.relu(x @ w_1[:, :16] + b_1[:16]) @ w_2[:16] + b_2
+
+
+@pytest.mark.parametrize("function", [feed_forward_relu6, feed_forward_for_d_model_8, feed_forward_for_d_ff_16])
+def test_a_feed_forward_written_for_one_size_or_range_fails(function):
+    assert not CHECKS["check_feed_forward"](function, verbose=False).passed
+
+
+def test_the_feed_forward_cases_reach_past_relu6():
+    hidden = []
+    for case in SPECS["check_feed_forward"].cases:
+        (x, w_1, b_1, *_), _ = case.build()
+        hidden.append(float((x @ w_1 + b_1).max()))
+    assert max(hidden) > 6, hidden

@@ -65,17 +65,20 @@ def _ffn_parameters(w_1, b_1, w_2, b_2, prefix: str = "") -> dict:
 # --------------------------------------------------------------------------- feed_forward
 
 
-def _ffn_case(seed: int, batch: int, seq: int):
+def _ffn_case(seed: int, batch: int, seq: int, d_model: int = D_MODEL, d_ff: int = D_FF, scale: float = 1.5):
+    """Random weights and tokens; sizes other than the notebook's and a large ``scale`` (hidden units far above 6)
+    catch a function written for one size or one range (a hard-coded d_model, a ReLU6)."""
+
     def build():
         gen = generator(seed)
         with quiet_rng():
             torch.manual_seed(seed)
-            ffn = FeedForward(D_MODEL, D_FF)
+            ffn = FeedForward(d_model, d_ff)
         with torch.no_grad():  # biases large enough that ReLU cuts a good share of the hidden units
-            ffn.linear1.bias.copy_(randn(gen, D_FF, scale=0.5))
-            ffn.linear2.bias.copy_(randn(gen, D_MODEL, scale=0.5))
+            ffn.linear1.bias.copy_(randn(gen, d_ff, scale=0.5))
+            ffn.linear2.bias.copy_(randn(gen, d_model, scale=0.5))
         ffn.eval().requires_grad_(False)
-        x = randn(gen, batch, seq, D_MODEL, scale=1.5)
+        x = randn(gen, batch, seq, d_model, scale=scale)
         return (x, *_ffn_weights(ffn)), ffn(x)
 
     return build
@@ -181,6 +184,7 @@ FFN_SPEC = CheckSpec(
     cases=[
         Case("a batch of tokens", _ffn_case(611, batch=2, seq=5)),
         Case("one sequence of 3 tokens", _ffn_case(612, batch=1, seq=3)),
+        Case("d_model 12, d_ff 20, large inputs", _ffn_case(613, batch=2, seq=4, d_model=12, d_ff=20, scale=8.0)),
     ],
     mistakes=FFN_MISTAKES,
     success="Two layers with a ReLU between them, the same network for every token, and it trains (gradients match).",
