@@ -457,3 +457,26 @@ def test_the_feed_forward_cases_reach_past_relu6():
         (x, w_1, b_1, *_), _ = case.build()
         hidden.append(float((x @ w_1 + b_1).max()))
     assert max(hidden) > 6, hidden
+
+
+# ---------------------------------------------------------------------------------------------- state between calls
+
+
+def kv_step_keeping_its_cache_on_the_model(lm, cache_keys, cache_values, new_tokens):
+    """Stores the cache on ``lm`` and, once it has one, ignores the cache it is given."""
+    from course_lib.attention import scaled_dot_product_attention
+    from course_lib.decoder import causal_mask
+
+    old_keys, old_values = getattr(lm, "_keys", cache_keys), getattr(lm, "_values", cache_values)
+    n_cached, n_new = old_keys.shape[1], new_tokens.shape[1]
+    x = lm.embed(new_tokens, torch.arange(n_cached, n_cached + n_new))
+    queries, keys, values = lm.project(x)
+    keys, values = torch.cat([old_keys, keys], 1), torch.cat([old_values, values], 1)
+    lm._keys, lm._values = keys, values
+    attended, _ = scaled_dot_product_attention(queries, keys, values, causal_mask(n_cached + n_new)[n_cached:])
+    return lm.readout(x, attended), keys, values
+
+
+def test_a_step_that_keeps_state_on_the_model_fails():
+    result = CHECKS["check_kv_cache_step"](kv_step_keeping_its_cache_on_the_model, verbose=False)
+    assert not result.passed and "earlier call" in flat(result), flat(result)
