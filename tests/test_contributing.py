@@ -82,6 +82,8 @@ def new_notebook(number: str, title: str) -> nbformat.NotebookNode:
         ),
         nbformat.v4.new_code_cell("import torch\n\nfrom course_lib import scaled_dot_product_attention, set_seed"),
         nbformat.v4.new_markdown_cell("## Queries from one sequence, keys and values from another"),
+        nbformat.v4.new_markdown_cell("**Predict first**, then run the experiment."),
+        nbformat.v4.new_code_cell(f'from course_lib.predict import predict, reveal\n\npredict("{number}-columns")'),
         nbformat.v4.new_code_cell(
             "set_seed(0)\n"
             "decoder_states = torch.randn(1, 3, 8)  # (batch, seq_q, d_model)\n"
@@ -90,6 +92,7 @@ def new_notebook(number: str, title: str) -> nbformat.NotebookNode:
             "assert weights.shape == (1, 3, 5), 'one row per decoder position, one column per encoder position'\n"
             "print(tuple(weights.shape))"
         ),
+        nbformat.v4.new_code_cell(f'reveal("{number}-columns", measured=weights.shape[-1])'),
         nbformat.v4.new_markdown_cell(
             "**Speaker notes.** Ask the class which sequence the rows belong to before showing the shape."
         ),
@@ -158,6 +161,9 @@ def test_adding_a_notebook_as_contributing_md_says(copy):
     text = quiz_tests.read_text(encoding="utf-8")
     anchor = text.index('@pytest.mark.parametrize("question_id", sorted(CONSISTENCY))')
     quiz_tests.write_text(text[:anchor] + code_block("python", 1) + "\n\n" + text[anchor:], encoding="utf-8")
+    # step 4, continued: its prediction checkpoint
+    checkpoints = copy / "course_lib" / "checkpoints.yaml"
+    checkpoints.write_text(checkpoints.read_text(encoding="utf-8").rstrip("\n") + "\n" + code_block("yaml", 1))
     checked = run(copy, "-m", "course_lib", "quiz", "check")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert f"{number}.yaml" in checked.stdout
