@@ -24,6 +24,7 @@ print("STATUS", status)
 
 
 @pytest.mark.skipif(os.name != "posix", reason="IPC transport is POSIX-only; Windows keeps TCP on 127.0.0.1")
+@pytest.mark.slow
 def test_benchmark_kernels_start_without_the_tcp_warning(tmp_path):
     code = SCRIPT.format(benchmarks=str(ROOT / "benchmarks"), tmp=str(tmp_path))
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180, cwd=tmp_path)

@@ -81,6 +81,7 @@ def test_the_estimate_follows_the_stated_rates():
     assert guess.stated_range() == (5, 15)
 
 
+@pytest.mark.slow
 def test_write_states_a_range_that_check_accepts_on_copies(tmp_path):
     copies = []
     for path in NOTEBOOKS:

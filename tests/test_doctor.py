@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from course_lib.tools.cli import main
 from course_lib.tools.setup import doctor
 
@@ -36,6 +38,7 @@ def test_version_comparison():
     assert doctor._version_tuple("3.10") > doctor._version_tuple("3.9")
 
 
+@pytest.mark.slow
 def test_module_entry_point_exit_code():
     result = subprocess.run([sys.executable, "-m", "course_lib", "doctor"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr

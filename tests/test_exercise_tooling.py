@@ -204,6 +204,7 @@ def test_build_check_reports_a_stale_learner_notebook(workdir, capsys):
 # ---------------------------------------------------------------------------------------- learner notebooks run
 
 
+@pytest.mark.slow
 def test_learner_notebooks_run_and_every_check_says_not_implemented_yet(tmp_path):
     """All the learner notebooks in ONE kernel (a %reset between them), to keep the suite fast."""
     from nbclient import NotebookClient
@@ -322,6 +323,7 @@ def test_a_folder_that_is_not_the_exercises_folder_is_explained(tmp_path, capsys
 # ---------------------------------------------------------------------------------------- progress
 
 
+@pytest.mark.slow
 def test_progress_lists_which_exercises_pass(workdir):
     shutil.copyfile(
         generate.solution_path(workdir, "ex04_positional_encoding"),

@@ -1,8 +1,11 @@
 """Notebook 09's experiment at seed 0 holds every claim the sweep checks (thresholds in sweeps/nb09.py)."""
 
+import pytest
+
 from course_lib.tools.evidence.sweeps.nb09 import THRESHOLDS, induction_heads
 
 
+@pytest.mark.slow
 def test_every_claim_holds_at_seed_0():
     table = induction_heads([0])
     row = dict(zip(table.columns, table.rows[0]))

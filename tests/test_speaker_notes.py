@@ -76,6 +76,7 @@ def test_the_notebooks_carry_speaker_notes(originals):
     assert sum(len(all_notes(nb)) for nb in originals.values()) >= 20, "the lessons carry speaker notes"
 
 
+@pytest.mark.slow
 def test_after_write_no_notes_cell_remains_and_every_note_is_kept_once(moved, originals):
     for name, original in originals.items():
         notebook = nbformat.read(moved / name, as_version=4)
