@@ -268,32 +268,25 @@ class NotebookPage:
         self.wait_for_kernel(timeout=timeout)
         return self
 
-    def kernel_state(self) -> str | None:
-        """The execution state of this notebook's kernel as the server reports it ("idle", "busy", ...)."""
+    def kernel(self) -> dict:
+        """This notebook's kernel as the server describes it (``{}`` until its session exists)."""
         try:
             sessions = self.server.api("GET", "sessions") or []
         except (urllib.error.URLError, OSError, ValueError):
-            return None
+            return {}
         for session in sessions:
             if session.get("path") == self.path and session.get("kernel"):
-                return session["kernel"].get("execution_state")
-        return None
+                return session["kernel"]
+        return {}
+
+    def kernel_state(self) -> str | None:
+        """The execution state of this notebook's kernel as the server reports it ("idle", "busy", ...)."""
+        return self.kernel().get("execution_state")
 
     def kernel_status(self) -> str | None:
         """The kernel status the page shows (the notebook toolbar's execution indicator)."""
         indicator = self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator").first
         return indicator.get_attribute("data-status") if indicator.count() else None
-
-    def kernel_id(self) -> str | None:
-        """The id of this notebook's kernel on the server, once a session for it exists."""
-        try:
-            sessions = self.server.api("GET", "sessions") or []
-        except (urllib.error.URLError, OSError, ValueError):
-            return None
-        for session in sessions:
-            if session.get("path") == self.path and session.get("kernel"):
-                return session["kernel"].get("id")
-        return None
 
     def wait_for_kernel(self, timeout: float = 45.0, restart_after: float = 20.0) -> None:
         """Wait until the notebook's kernel runs and is idle, on the server and in the page.
@@ -314,7 +307,7 @@ class NotebookPage:
             now = time.monotonic()
             if self.kernel_state() == "starting":
                 starting_since = starting_since or now
-                kernel = self.kernel_id()
+                kernel = self.kernel().get("id")
                 if not restarted and kernel and now - starting_since > restart_after:
                     print(f"the kernel of {self.path} was still starting after {restart_after:.0f} s: restarted")
                     try:
