@@ -96,6 +96,20 @@ def test_quizzes_show_in_static_form_with_folded_answers(built):
     assert 'href="01_why_rnns_struggle.html"' in text, "the summary's links to the lessons point at their pages"
 
 
+def test_code_folded_in_a_notebook_stays_folded_on_the_site(built):
+    """A code cell with its source hidden (tag ``fold``: a check, plumbing) opens only on request; its output shows."""
+    import re
+
+    import nbformat
+
+    notebook = nbformat.read(ROOT / "notebooks" / "05_residuals_and_layernorm.ipynb", as_version=4)
+    folded = [cell for cell in notebook.cells if cell.metadata.get("jupyter", {}).get("source_hidden")]
+    text = page_html(built, "notebooks/05_residuals_and_layernorm.html")
+    assert folded and text.count('<details class="course-code-fold">') == len(folded)
+    for block in re.findall(r'<details class="course-code-fold">(.*?)</details>', text, flags=re.S):
+        assert "jp-InputArea" in block and "jp-OutputArea" not in block, "the code folds, its output does not"
+
+
 def test_run_links_on_every_notebook_and_exercise(built):
     for page in built.pages:
         text = page_html(built, page.out)
