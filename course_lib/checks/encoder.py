@@ -296,9 +296,9 @@ block_ffn_no_activation = _variant("ffn_no_activation")
 MISTAKES = [
     Mistake(
         "ignores_norm_first",
-        "the flag norm_first is ignored: you computed the other variant (pre-LN instead of post-LN or the reverse)",
+        "you computed the other variant: post-LN where norm_first asks for pre-LN, or the reverse",
         "Your output equals the other variant. norm_first=False asks for post-LN (normalise after each addition) "
-        "and norm_first=True for pre-LN (normalise each sublayer's input): branch on the flag.",
+        "and norm_first=True for pre-LN (normalise each sublayer's input): branch on the flag, the right way round.",
         block_ignores_norm_first,
     ),
     Mistake(

@@ -401,9 +401,9 @@ RESIDUAL_MISTAKES = [
     ),
     Mistake(
         "ignores_norm_first",
-        "the flag norm_first is ignored: you computed the other variant",
+        "you computed the other variant: post-LN where norm_first asks for pre-LN, or the reverse",
         "Your output equals the other variant. norm_first=False asks for post-LN and norm_first=True for pre-LN: "
-        "branch on the flag.",
+        "branch on the flag, the right way round.",
         residual_ignores_norm_first,
     ),
 ]
