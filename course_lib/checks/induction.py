@@ -24,6 +24,7 @@ import math
 
 import torch
 
+from .._validate import CourseInputError
 from ..attention import causal_mask
 from ..attention_only import AttentionOnlyLM, per_token_loss
 from ..attention_only import prefix_matching_score as reference_prefix
@@ -487,6 +488,20 @@ def seeded_model(seed: int) -> AttentionOnlyLM:
     return model
 
 
+class PartsOnlyLM(AttentionOnlyLM):
+    """The model ``ablated_repeat_loss`` is given: the same weights and parts, and the same plain forward pass, but its
+    own switch ``model(tokens, ablate=...)`` is off: that switch is the answer, so a function that calls it has not
+    done the exercise (the notebook uses it afterwards, on its own model, to compare)."""
+
+    def forward(self, tokens: torch.Tensor, ablate=()):
+        if tuple(ablate):
+            raise CourseInputError(
+                "ablated_repeat_loss switches the head off itself, with the model's parts: the check's model does not "
+                "run model(tokens, ablate=...) (compare with it afterwards, outside your function)"
+            )
+        return super().forward(tokens)
+
+
 def _ablation_case(seed: int, layer: int, head: int):
     def build():
         model = seeded_model(seed)
@@ -496,6 +511,7 @@ def _ablation_case(seed: int, layer: int, head: int):
         with torch.no_grad():
             logits, _ = model(tokens, ablate={(layer, head_index)})
             expected = per_token_loss(logits, tokens)[:, tokens.shape[1] // 2 :].mean()
+        model.__class__ = PartsOnlyLM  # computed above with the model's own switch; the learner's call goes without
         return (model, tokens, layer, head_index), expected
 
     return build
