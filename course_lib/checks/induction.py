@@ -326,10 +326,13 @@ PREVIOUS_SPEC = CheckSpec(
 
 
 # --- prefix_matching_score --------------------------------------------------------------------------------------
-def _prefix_case(seed: int, plant: bool = False):
+def _prefix_case(seed: int, plant: bool = False, heads: int | None = None):
+    """Random sizes from ``seed``; ``heads`` fixes the number of heads (the seeds above all happen to draw 4)."""
+
     def build():
         gen = generator(seed)
         batch, num_heads, half = _draw(gen, 1, 3), _draw(gen, 2, 4), _draw(gen, 3, 7)
+        num_heads = heads or num_heads
         weights = causal_weights(gen, batch, num_heads, 2 * half)
         if plant:
             weights = _planted(weights, half - 1)
@@ -456,6 +459,7 @@ PREFIX_SPEC = CheckSpec(
         Case("random sizes, random causal weights", _prefix_case(961)),
         Case("random sizes, head 0 mostly on the token after the earlier copy", _prefix_case(977, plant=True)),
         Case("random sizes, random causal weights, another draw", _prefix_case(993)),
+        Case("random sizes, 2 heads", _prefix_case(1009, heads=2)),
     ],
     mistakes=PREFIX_MISTAKES,
     success="One number per head; 1.0 would be a perfect induction head on the repeated half.",

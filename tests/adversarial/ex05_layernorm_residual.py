@@ -270,3 +270,18 @@ def ln_module_with_copied_parameters(x, gamma, beta, eps=1e-5):
     layer.weight.data = gamma  # the values are gamma's, but the gradient goes to the module's own parameter
     layer.bias.data = beta
     return layer(x)
+
+
+@wrong(LN, "wrong_values")
+def ln_d_model_written_in(x, gamma, beta, eps=1e-5):
+    mean = x.sum(dim=-1, keepdim=True) / 6  # d_model of the printed example
+    var = ((x - mean) ** 2).sum(dim=-1, keepdim=True) / 6
+    return gamma * (x - mean) / torch.sqrt(var + eps) + beta
+
+
+@wrong(RESIDUAL, None)
+def residual_shape_written_in(x, sublayer, norm, norm_first=False):
+    tokens = x.reshape(6, 6)  # "one row per token": 2 sequences of 3 tokens, as printed
+    if norm_first:
+        return (tokens + sublayer(norm(x)).reshape(6, 6)).reshape(2, 3, 6)
+    return norm((tokens + sublayer(x).reshape(6, 6)).reshape(2, 3, 6))

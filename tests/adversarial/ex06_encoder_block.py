@@ -267,3 +267,16 @@ def ffn_with_dropout(x, w_1, b_1, w_2, b_2):
 def ffn_mask_multiplied(x, w_1, b_1, w_2, b_2):
     hidden = x @ w_1 + b_1
     return (hidden * (hidden > 0)) @ w_2 + b_2
+
+
+@wrong(BLOCK, None)
+def block_tokens_flattened_as_printed(x, self_attention, norm1, norm2, w_1, b_1, w_2, b_2, norm_first=False):
+    def ffn(h):
+        rows = h.reshape(10, 8)  # the printed example: 2 sequences of 5 tokens, d_model 8
+        return (torch.relu(rows @ w_1 + b_1) @ w_2 + b_2).reshape(2, 5, 8)
+
+    if norm_first:
+        h = x + self_attention(norm1(x))
+        return h + ffn(norm2(h))
+    h = norm1(x + self_attention(x))
+    return norm2(h + ffn(h))

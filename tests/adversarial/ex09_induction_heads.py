@@ -455,3 +455,9 @@ def ablation_under_no_grad(model, tokens, layer, head):
 def ablation_delegates_to_the_model(model, tokens, layer, head):
     logits, _ = model(tokens, ablate={(layer, head)})  # course_lib's own ablation: not the exercise
     return _repeat_loss(logits, tokens)
+
+
+@wrong(PREFIX, None)
+def prefix_four_heads_written_in(weights, half):
+    queries = torch.arange(half, 2 * half)
+    return torch.stack([weights[:, h, queries, queries - half + 1].mean() for h in range(4)])
