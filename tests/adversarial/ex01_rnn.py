@@ -239,3 +239,18 @@ def forward_unbind(x, h0, w_xh, w_hh, b):
 @wrong(STEP, "wrong_dtype")
 def step_returns_float64(x_t, h_prev, w_xh, w_hh, b):
     return torch.tanh(x_t.double() @ w_xh.double().T + h_prev.double() @ w_hh.double().T + b.double())
+
+
+@wrong(STEP, None)
+def step_bias_reshaped_to_the_printed_size(x_t, h_prev, w_xh, w_hh, b):
+    return torch.tanh(x_t @ w_xh.T + h_prev @ w_hh.T + b.view(1, 4))  # hidden_size 4, as printed
+
+
+@wrong(FORWARD, None)
+def forward_states_preallocated_at_the_printed_size(x, h0, w_xh, w_hh, b):
+    hidden = torch.zeros(x.shape[0], x.shape[1], 4)  # hidden_size 4, as printed
+    h = h0
+    for t in range(x.shape[1]):
+        h = _step(x[:, t], h, w_xh, w_hh, b)
+        hidden[:, t] = h
+    return hidden, h
