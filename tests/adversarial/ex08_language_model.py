@@ -563,3 +563,9 @@ def step_cache_shaped_as_printed(lm, cache_keys, cache_values, new_tokens):
     mask = causal_mask(keys.shape[1])[cache_keys.shape[1] :]
     attended, _ = scaled_dot_product_attention(queries, keys, values, mask)
     return lm.readout(x, attended), keys, values
+
+
+@right(LOSS)
+def loss_mean_of_sequence_means(logits, tokens):
+    per_token = F.cross_entropy(logits[:, :-1].transpose(1, 2), tokens[:, 1:], reduction="none")  # (batch, seq - 1)
+    return per_token.mean(dim=1).mean()  # every sequence has seq - 1 predictions, so this is the overall mean

@@ -356,3 +356,9 @@ def online_delegates_to_course_lib(running_max, running_sum, output, scores, val
     from course_lib.tiled_attention import online_softmax_step
 
     return online_softmax_step(running_max, running_sum, output, scores, values)
+
+
+@wrong(ONLINE, "wrong_values")
+def online_returns_sum_before_max(running_max, running_sum, output, scores, values):
+    new_max, new_sum, new_output = _step(running_max, running_sum, output, scores, values)
+    return new_sum, new_max, new_output  # the order of the formula's lines, not of the docstring
