@@ -87,7 +87,56 @@ def first_test(check_name):
     return args, expected
 
 
+def step_sum_without_new_block(running_max, running_sum, output, scores, values):
+    """The old sum rescaled, the new block's terms forgotten."""
+    new_max = torch.maximum(running_max, scores.amax(-1))
+    rescale = torch.exp(running_max - new_max)
+    weights = torch.exp(scores - new_max[:, None])
+    return new_max, rescale * running_sum, rescale[:, None] * output + weights @ values
+
+
+def step_block_summed_over_everything(running_max, running_sum, output, scores, values):
+    """The old sum rescaled, plus the sum of the whole block instead of each row's."""
+    new_max = torch.maximum(running_max, scores.amax(-1))
+    rescale = torch.exp(running_max - new_max)
+    weights = torch.exp(scores - new_max[:, None])
+    return new_max, rescale * running_sum + weights.sum(), rescale[:, None] * output + weights @ values
+
+
+def pe_floor_division(seq_len, d_model):
+    """Angles floored: integer positions // the rates (the base is right, the division is not)."""
+    rates = 10000 ** (torch.arange(0, d_model, 2) / d_model)
+    angles = (torch.arange(seq_len)[:, None] // rates).float()
+    return torch.stack([angles.sin(), angles.cos()], dim=-1).flatten(-2)
+
+
+def residual_flag_read_backwards(x, sublayer, norm, norm_first=False):
+    """Uses norm_first, the wrong way round."""
+    return x + sublayer(norm(x)) if not norm_first else norm(x + sublayer(x))
+
+
 # -------------------------------------------------------------------------------------------------------- tests
+
+
+@pytest.mark.parametrize("function", [step_sum_without_new_block, step_block_summed_over_everything])
+def test_a_running_sum_that_is_rescaled_is_not_told_it_is_not_rescaled(function):
+    result = run_check(SPECS["check_online_softmax_step"], function, verbose=False)
+    assert not result.passed
+    assert result.mistake != "sum_not_rescaled", result.message
+    assert "`running_sum`" in result.message
+
+
+def test_a_positional_table_wrong_in_another_way_is_not_told_its_base_is_wrong():
+    result = run_check(SPECS["check_positional_encoding"], pe_floor_division, verbose=False)
+    assert not result.passed
+    assert result.mistake != "wrong_base", result.message
+    assert "base" not in result.message
+
+
+def test_a_flag_read_backwards_is_not_told_it_is_ignored():
+    result = run_check(SPECS["check_sublayer_connection"], residual_flag_read_backwards, verbose=False)
+    assert result.mistake == "ignores_norm_first"
+    assert "ignored" not in result.message and "the other variant" in result.message
 
 
 @pytest.mark.parametrize("function", [top_p_on_logits, top_p_own_probability, top_p_softened])

@@ -103,6 +103,14 @@ def step_global_max(running_max, running_sum, output, scores, values):
     return new_max, rescale * running_sum + weights.sum(-1), rescale[:, None] * output + weights @ values
 
 
+def step_exponentials_not_shifted(running_max, running_sum, output, scores, values):
+    """exp of the raw scores, divided by exp of the maximum afterwards: right until a score passes ~88 in float32."""
+    new_max = torch.maximum(running_max, scores.amax(-1))
+    rescale = torch.exp(running_max) / torch.exp(new_max)
+    weights = torch.exp(scores) / torch.exp(new_max)[:, None]
+    return new_max, rescale * running_sum + weights.sum(-1), rescale[:, None] * output + weights @ values
+
+
 def step_two_values(running_max, running_sum, output, scores, values):
     return online_softmax_step(running_max, running_sum, output, scores, values)[:2]
 
@@ -120,6 +128,7 @@ UNCATALOGUED = [
     (modern.STEP_SPEC, step_rescale_inverted),
     (modern.STEP_SPEC, step_global_max),
     (modern.STEP_SPEC, step_two_values),
+    (modern.STEP_SPEC, step_exponentials_not_shifted),  # passed while every score stayed below ~10
 ]
 
 
@@ -128,8 +137,7 @@ def test_other_wrong_versions_fail(spec, buggy):
     result = run_check(spec, buggy, verbose=False)
     assert not result.passed, buggy.__name__
     catalogue = {mistake.key for mistake in spec.mistakes}
-    if result.mistake in catalogue:  # a catalogued mistake may be named only when this version really makes it
-        assert (buggy, result.mistake) in {(step_sum_without_new_block, "sum_not_rescaled")}, result.mistake
+    assert result.mistake not in catalogue, result.mistake  # none of these makes a catalogued mistake
 
 
 def test_there_are_at_least_twenty_wrong_versions():

@@ -195,19 +195,19 @@ FFN_SPEC = CheckSpec(
 # --------------------------------------------------------------------------- encoder_block
 
 
-def _case(seed: int, norm_first: bool, batch: int, seq: int):
+def _case(seed: int, norm_first: bool, batch: int, seq: int, d_model: int = D_MODEL, d_ff: int = D_FF):
     def build():
         gen = generator(seed)
         with quiet_rng():
             torch.manual_seed(seed)
-            block = TransformerEncoderBlock(D_MODEL, NUM_HEADS, D_FF, norm_first=norm_first)
+            block = TransformerEncoderBlock(d_model, NUM_HEADS, d_ff, norm_first=norm_first)
         with torch.no_grad():
             for norm in (block.norm1, block.norm2):
-                norm.gamma.copy_(randn(gen, D_MODEL, scale=0.5, shift=1.0))
-                norm.beta.copy_(randn(gen, D_MODEL, scale=0.5))
-            block.feed_forward.linear1.bias.copy_(randn(gen, D_FF, scale=0.5))
+                norm.gamma.copy_(randn(gen, d_model, scale=0.5, shift=1.0))
+                norm.beta.copy_(randn(gen, d_model, scale=0.5))
+            block.feed_forward.linear1.bias.copy_(randn(gen, d_ff, scale=0.5))
         block.eval().requires_grad_(False)
-        x = randn(gen, batch, seq, D_MODEL, scale=1.5)
+        x = randn(gen, batch, seq, d_model, scale=1.5)
         expected = block(x)
         parts = (
             _Part("self_attention", lambda h: block.self_attention(h)[0], block),
@@ -296,9 +296,9 @@ block_ffn_no_activation = _variant("ffn_no_activation")
 MISTAKES = [
     Mistake(
         "ignores_norm_first",
-        "the flag norm_first is ignored: you computed the other variant (pre-LN instead of post-LN or the reverse)",
+        "you computed the other variant: post-LN where norm_first asks for pre-LN, or the reverse",
         "Your output equals the other variant. norm_first=False asks for post-LN (normalise after each addition) "
-        "and norm_first=True for pre-LN (normalise each sublayer's input): branch on the flag.",
+        "and norm_first=True for pre-LN (normalise each sublayer's input): branch on the flag, the right way round.",
         block_ignores_norm_first,
     ),
     Mistake(
@@ -388,6 +388,8 @@ SPEC = CheckSpec(
     cases=[
         Case("post-LN", _case(601, norm_first=False, batch=2, seq=5)),
         Case("pre-LN", _case(602, norm_first=True, batch=2, seq=5)),
+        Case("post-LN, d_model 12, d_ff 20, one sequence of 3", _case(603, False, batch=1, seq=3, d_model=12, d_ff=20)),
+        Case("pre-LN, d_model 12, d_ff 20, 3 sequences of 4", _case(604, True, batch=3, seq=4, d_model=12, d_ff=20)),
     ],
     mistakes=MISTAKES,
     success="Both variants match course_lib's TransformerEncoderBlock: attention, then your feed-forward network, "

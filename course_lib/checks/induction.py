@@ -24,6 +24,7 @@ import math
 
 import torch
 
+from .._validate import CourseInputError
 from ..attention import causal_mask
 from ..attention_only import AttentionOnlyLM, per_token_loss
 from ..attention_only import prefix_matching_score as reference_prefix
@@ -325,10 +326,13 @@ PREVIOUS_SPEC = CheckSpec(
 
 
 # --- prefix_matching_score --------------------------------------------------------------------------------------
-def _prefix_case(seed: int, plant: bool = False):
+def _prefix_case(seed: int, plant: bool = False, heads: int | None = None):
+    """Random sizes from ``seed``; ``heads`` fixes the number of heads (the seeds above all happen to draw 4)."""
+
     def build():
         gen = generator(seed)
         batch, num_heads, half = _draw(gen, 1, 3), _draw(gen, 2, 4), _draw(gen, 3, 7)
+        num_heads = heads or num_heads
         weights = causal_weights(gen, batch, num_heads, 2 * half)
         if plant:
             weights = _planted(weights, half - 1)
@@ -455,6 +459,7 @@ PREFIX_SPEC = CheckSpec(
         Case("random sizes, random causal weights", _prefix_case(961)),
         Case("random sizes, head 0 mostly on the token after the earlier copy", _prefix_case(977, plant=True)),
         Case("random sizes, random causal weights, another draw", _prefix_case(993)),
+        Case("random sizes, 2 heads", _prefix_case(1009, heads=2)),
     ],
     mistakes=PREFIX_MISTAKES,
     success="One number per head; 1.0 would be a perfect induction head on the repeated half.",
@@ -487,6 +492,20 @@ def seeded_model(seed: int) -> AttentionOnlyLM:
     return model
 
 
+class PartsOnlyLM(AttentionOnlyLM):
+    """The model ``ablated_repeat_loss`` is given: the same weights and parts, and the same plain forward pass, but its
+    own switch ``model(tokens, ablate=...)`` is off: that switch is the answer, so a function that calls it has not
+    done the exercise (the notebook uses it afterwards, on its own model, to compare)."""
+
+    def forward(self, tokens: torch.Tensor, ablate=()):
+        if tuple(ablate):
+            raise CourseInputError(
+                "ablated_repeat_loss switches the head off itself, with the model's parts: the check's model does not "
+                "run model(tokens, ablate=...) (compare with it afterwards, outside your function)"
+            )
+        return super().forward(tokens)
+
+
 def _ablation_case(seed: int, layer: int, head: int):
     def build():
         model = seeded_model(seed)
@@ -496,6 +515,7 @@ def _ablation_case(seed: int, layer: int, head: int):
         with torch.no_grad():
             logits, _ = model(tokens, ablate={(layer, head_index)})
             expected = per_token_loss(logits, tokens)[:, tokens.shape[1] // 2 :].mean()
+        model.__class__ = PartsOnlyLM  # computed above with the model's own switch; the learner's call goes without
         return (model, tokens, layer, head_index), expected
 
     return build

@@ -779,6 +779,7 @@ STEP_SPEC = CheckSpec(
         Case("a new prompt of 5 tokens, empty cache", _step_case(731, n_cached=0, n_new=5)),
         Case("one new token after 5 cached", _step_case(731, n_cached=5, n_new=1)),
         Case("3 new tokens after 4 cached", _step_case(732, n_cached=4, n_new=3)),
+        Case("a batch of 3: 2 new tokens after 3 cached", _step_case(734, n_cached=3, n_new=2, batch=3)),
         Case("another prompt of 4 tokens, empty cache", _step_case(733, n_cached=0, n_new=4)),
     ],
     mistakes=STEP_MISTAKES,

@@ -207,7 +207,10 @@ ATTENTION_SPEC = CheckSpec(
 
 
 # --- online_softmax_step ----------------------------------------------------------------------------------------
-def _step_case(seed, first_block: bool = False):
+def _step_case(seed, first_block: bool = False, offset: float = 0.0):
+    """A random state and block; ``offset`` lifts every score (of the old block and the new), e.g. past 88, where
+    ``exp`` of a score overflows float32 unless the maximum is subtracted first."""
+
     def build():
         g = torch.Generator().manual_seed(seed)
         rows, tile, d_v = (int(v) for v in torch.randint(2, 7, (3,), generator=g))
@@ -218,7 +221,7 @@ def _step_case(seed, first_block: bool = False):
                 torch.zeros(rows, d_v),
             )
         else:  # a state after an earlier block, whose maximum the new block beats in some rows and not in others
-            old = torch.randn(rows, tile + 1, generator=g) * 2
+            old = torch.randn(rows, tile + 1, generator=g) * 2 + offset
             running_max, running_sum, output = reference_step(
                 torch.full((rows,), float("-inf")),
                 torch.zeros(rows),
@@ -226,7 +229,7 @@ def _step_case(seed, first_block: bool = False):
                 old,
                 torch.randn(tile + 1, d_v, generator=g),
             )
-        scores = torch.randn(rows, tile, generator=g) * 2 + torch.linspace(-3, 3, rows)[:, None]
+        scores = torch.randn(rows, tile, generator=g) * 2 + torch.linspace(-3, 3, rows)[:, None] + offset
         values = torch.randn(tile, d_v, generator=g)
         args = (running_max, running_sum, output, scores, values)
         return args, reference_step(*args)
@@ -267,15 +270,19 @@ def step_normalised_output(running_max, running_sum, output, scores, values):
 
 
 def _probe_sum_only(value, args) -> bool:
-    """Right max and output, wrong sum: the running sum was not rescaled (or rescaled the wrong way)."""
+    """Right max and output, and the sum is exactly the old sum, not rescaled, plus the new block's terms (a sum
+    that is wrong in another way, say without the new block, is not this mistake)."""
     expected = reference_step(*args)
+    unrescaled = step_no_sum_rescale(*args)[1]
     return (
         isinstance(value, tuple)
         and len(value) == 3
         and all(isinstance(v, torch.Tensor) for v in value)
+        and value[1].shape == expected[1].shape
         and torch.allclose(value[0], expected[0])
         and torch.allclose(value[2], expected[2], atol=1e-5)
         and not torch.allclose(value[1], expected[1], atol=1e-5)
+        and torch.allclose(value[1], unrescaled, atol=1e-5, rtol=1e-4)
     )
 
 
@@ -325,6 +332,7 @@ STEP_SPEC = CheckSpec(
         Case("a state after one block, random sizes", _step_case(3000)),
         Case("another state, random sizes", _step_case(3017)),
         Case("the first block (max = −inf, sum = 0)", _step_case(3031, first_block=True)),
+        Case("scores around 100, where exp(score) overflows float32", _step_case(3049, offset=100.0)),
     ],
     mistakes=STEP_MISTAKES,
     success="Max, sum and output all follow the new block: run it over every tile and output / sum is the softmax.",

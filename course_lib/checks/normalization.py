@@ -39,10 +39,10 @@ def _layer_norm_module(gamma: torch.Tensor, beta: torch.Tensor, eps: float = EPS
 # --------------------------------------------------------------------------- layer_norm
 
 
-def _norm_case(kind: str, seed: int):
+def _norm_case(kind: str, seed: int, d_model: int = 6):
     def build():
         gen = generator(seed)
-        d_model, eps = 6, EPS
+        eps = EPS
         if kind == "ordinary":
             x = randn(gen, 2, 3, d_model, scale=3.0, shift=2.0)
         elif kind == "small":  # rows with a tiny spread, where eps matters, and one constant row (variance 0)
@@ -278,6 +278,7 @@ LN_SPEC = CheckSpec(
         Case("a 4-D input (..., d_model)", _norm_case("4d", 503)),
         Case("a single token (d_model,)", _norm_case("1d", 505)),
         Case("eps = 0.1 on tokens with a small spread", _norm_case("eps", 506)),
+        Case("d_model 10 instead of 6", _norm_case("ordinary", 507, d_model=10)),
     ],
     mistakes=LN_MISTAKES,
     success="Each token is normalised over its features (biased variance, eps inside the root), then scaled and shifted.",
@@ -302,10 +303,9 @@ class _Sublayer:
         return "sublayer"
 
 
-def _residual_case(seed: int, norm_first: bool, batch: int, seq: int):
+def _residual_case(seed: int, norm_first: bool, batch: int, seq: int, d_model: int = 6):
     def build():
         gen = generator(seed)
-        d_model = 6
         x = randn(gen, batch, seq, d_model, scale=2.0, shift=0.5)
         sublayer = _Sublayer(randn(gen, d_model, d_model, scale=0.7), randn(gen, d_model, scale=0.5))
         norm = _layer_norm_module(randn(gen, d_model, scale=0.5, shift=1.0), randn(gen, d_model, scale=0.5))
@@ -401,9 +401,9 @@ RESIDUAL_MISTAKES = [
     ),
     Mistake(
         "ignores_norm_first",
-        "the flag norm_first is ignored: you computed the other variant",
+        "you computed the other variant: post-LN where norm_first asks for pre-LN, or the reverse",
         "Your output equals the other variant. norm_first=False asks for post-LN and norm_first=True for pre-LN: "
-        "branch on the flag.",
+        "branch on the flag, the right way round.",
         residual_ignores_norm_first,
     ),
 ]
@@ -432,6 +432,8 @@ RESIDUAL_SPEC = CheckSpec(
     cases=[
         Case("post-LN", _residual_case(511, norm_first=False, batch=2, seq=3)),
         Case("pre-LN", _residual_case(512, norm_first=True, batch=2, seq=3)),
+        Case("post-LN, one sequence of 4 tokens, d_model 10", _residual_case(513, False, batch=1, seq=4, d_model=10)),
+        Case("pre-LN, 3 sequences of 2 tokens, d_model 10", _residual_case(514, True, batch=3, seq=2, d_model=10)),
     ],
     mistakes=RESIDUAL_MISTAKES,
     success="post-LN: norm(x + sublayer(x)); pre-LN: x + sublayer(norm(x)).",

@@ -10,6 +10,8 @@ Reference: ``course_lib.sinusoidal_encoding``.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ..positions import sinusoidal_encoding
@@ -71,14 +73,27 @@ def pe_base_1000(seq_len, d_model):
 
 
 def _wrong_frequencies_probe(value, args) -> bool:
-    """The first pair of columns (frequency 1, whatever the base) is right, the slower waves are not."""
+    """The first pair of columns (frequency 1, whatever the base) is right, and the whole table is the encoding of
+    some other base: the one read off pair 1 at position 1 (a table wrong in another way, e.g. angles floored to
+    whole numbers, is not this mistake)."""
     seq_len, d_model = args
     expected = sinusoidal_encoding(seq_len, d_model)
-    return (
+    if not (
         isinstance(value, torch.Tensor)
         and tuple(value.shape) == (seq_len, d_model)
+        and value.is_floating_point()
+        and seq_len > 1
+        and d_model > 2
         and same(value[:, :2], expected[:, :2])
         and not same(value, expected)
+    ):
+        return False
+    rate = float(torch.atan2(value[1, 2].double(), value[1, 3].double()) % (2 * math.pi))  # pair 1's angle per step
+    if not 0 < rate < 2 * math.pi or rate == 1.0:
+        return False
+    base = rate ** (-d_model / 2)  # rate = base^(-2 / d_model)
+    return math.isfinite(base) and bool(
+        torch.allclose(value.double(), _encode(seq_len, d_model, base=base).double(), atol=1e-3)
     )
 
 
@@ -120,7 +135,7 @@ MISTAKES = [
     ),
     Mistake(
         "wrong_base",
-        "the first two columns are right but the slower waves have the wrong frequencies (the base should be 10000)",
+        "the first two columns are right but the slower waves have the frequencies of another base (it should be 10000)",
         "Pair i turns at frequency 1 / 10000^(2i / d_model): check the base (10000.0) and that the exponent is "
         "2i / d_model.",
         pe_base_1000,

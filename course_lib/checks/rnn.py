@@ -78,12 +78,12 @@ def _weights(gen: torch.Generator, input_size: int, hidden_size: int):
 # --------------------------------------------------------------------------- rnn_step
 
 
-def _step_case(seed: int, batch: int, scale: float):
+def _step_case(seed: int, batch: int, scale: float, input_size: int = INPUT_SIZE, hidden_size: int = HIDDEN_SIZE):
     def build():
         gen = generator(seed)
-        x_t = randn(gen, batch, INPUT_SIZE, scale=scale)
-        h_prev = randn(gen, batch, HIDDEN_SIZE, scale=0.8)
-        w_xh, w_hh, b = _weights(gen, INPUT_SIZE, HIDDEN_SIZE)
+        x_t = randn(gen, batch, input_size, scale=scale)
+        h_prev = randn(gen, batch, hidden_size, scale=0.8)
+        w_xh, w_hh, b = _weights(gen, input_size, hidden_size)
         expected = _reference_rnn(w_xh, w_hh, b).step(x_t, h_prev)
         return (x_t, h_prev, w_xh, w_hh, b), expected
 
@@ -181,6 +181,7 @@ STEP_SPEC = CheckSpec(
     cases=[
         Case("a batch of 2", _step_case(101, batch=2, scale=1.0)),
         Case("a batch of 5 with larger inputs", _step_case(102, batch=5, scale=3.0)),
+        Case("input_size 5, hidden_size 7", _step_case(103, batch=3, scale=1.0, input_size=5, hidden_size=7)),
     ],
     mistakes=STEP_MISTAKES,
     success="Your step computes h_t = tanh(W_xh x_t + W_hh h_{t-1} + b).",
@@ -192,12 +193,12 @@ STEP_SPEC = CheckSpec(
 # --------------------------------------------------------------------------- rnn_forward
 
 
-def _forward_case(seed: int, batch: int, seq: int):
+def _forward_case(seed: int, batch: int, seq: int, input_size: int = INPUT_SIZE, hidden_size: int = HIDDEN_SIZE):
     def build():
         gen = generator(seed)
-        x = randn(gen, batch, seq, INPUT_SIZE)
-        h0 = randn(gen, batch, HIDDEN_SIZE, scale=0.8)
-        w_xh, w_hh, b = _weights(gen, INPUT_SIZE, HIDDEN_SIZE)
+        x = randn(gen, batch, seq, input_size)
+        h0 = randn(gen, batch, hidden_size, scale=0.8)
+        w_xh, w_hh, b = _weights(gen, input_size, hidden_size)
         expected = _reference_rnn(w_xh, w_hh, b)(x, h0)
         return (x, h0, w_xh, w_hh, b), expected
 
@@ -395,6 +396,9 @@ FORWARD_SPEC = CheckSpec(
     cases=[
         Case("5 time steps", _forward_case(111, batch=2, seq=5)),
         Case("7 time steps, a batch of 1", _forward_case(112, batch=1, seq=7)),
+        Case(
+            "4 time steps, input_size 5, hidden_size 7", _forward_case(113, batch=3, seq=4, input_size=5, hidden_size=7)
+        ),
     ],
     mistakes=FORWARD_MISTAKES,
     success="Your loop carries h from step to step, returns every state, and the gradient flows back through time.",
