@@ -104,6 +104,13 @@ def test_equivalence_tests_catch_the_mutation(name, tmp_path):
             "no:cacheprovider",
             "-o",
             "addopts=",
+            # plugins the equivalence tests do not use: they cost two of the ~3 s of each run's start
+            "-p",
+            "no:nbval",
+            "-p",
+            "no:xdist",
+            "-p",
+            "no:hypothesispytest",
             "--rootdir",
             str(tmp_path),
         ],
