@@ -263,6 +263,8 @@ def _raises_alike(mistake: Mistake, exc: BaseException, args: tuple) -> bool:
         return False
     if mistake.raises is not None and _safe_bool(mistake.raises, exc):
         return True
+    if mistake.later_raise is not None and _safe_bool(mistake.later_raise, exc, args):
+        return True
     for implementation in (mistake.example, *mistake.variants):
         try:
             implementation(*_clone(args))

@@ -666,6 +666,11 @@ def _kept_probe(value, args) -> bool:
     return not _appended_twice(keys, new_tokens.shape[1])
 
 
+def _kept_cache_no_longer_fits(exc: BaseException, args) -> bool:
+    """A cache kept from an earlier call cannot be joined with a batch of another size: torch.cat refuses."""
+    return isinstance(exc, RuntimeError) and "Sizes of tensors must match" in str(exc)
+
+
 STEP_MISTAKES = [
     Mistake(
         "appended_twice",
@@ -685,6 +690,7 @@ STEP_MISTAKES = [
         "KVCache.reset() gives you in notebook 08.",
         step_cache_kept_between_prompts,
         probe=_kept_probe,
+        later_raise=_kept_cache_no_longer_fits,
     ),
     Mistake(
         "offset_not_advanced",

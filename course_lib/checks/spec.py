@@ -60,6 +60,9 @@ class Mistake:
     variants: more buggy implementations recognised as the same mistake.
     probe:    ``probe(output, args) -> bool`` recognises the mistake from the output instead of the variants.
     raises:   ``raises(exception) -> bool`` recognises the mistake from the exception the learner's code raised.
+    later_raise: ``later_raise(exception, args) -> bool`` recognises an exception at a later test as a consequence
+              of this mistake once it was seen on an earlier one (state kept from an earlier call that no longer
+              fits the new inputs), which its stateless buggy version cannot reproduce.
     """
 
     key: str
@@ -69,6 +72,7 @@ class Mistake:
     variants: tuple[Callable, ...] = ()
     probe: Callable[[Any, tuple], bool] | None = None
     raises: Callable[[BaseException], bool] | None = None
+    later_raise: Callable[[BaseException, tuple], bool] | None = None
 
 
 @dataclass(frozen=True)
