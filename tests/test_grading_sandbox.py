@@ -435,6 +435,64 @@ threading.Thread(target=forge, daemon=True).start()
 time.sleep(0.3)
 """
 
+# The three forgeries of a grade with right values and no function written: the values come from the checks' own
+# references, so only the order of the worker (values first, from the definitions alone) keeps them out.
+RIGHT_RECORD = """
+import io, os, struct, torch
+import course_lib.checks.remote as _remote
+from course_lib.checks.registry import EXERCISES as _EXERCISES
+_right = {spec.function: spec.reference for spec in _EXERCISES["ex02_attention"].specs}
+def _right_record():
+    return _remote.harvest("ex02_attention", _right)
+"""
+RECORD_FORGER = (
+    RIGHT_RECORD
+    + """
+from course_lib.tools.grading.worker import frame
+_buffer = io.BytesIO()
+torch.save({"format": _remote.FORMAT, "exercise": "ex02_attention", "cells": 3, "cell_errors": [], "stopped_cell": None,
+            "definition_errors": [], "record": _right_record()}, _buffer)
+for _fd in range(3, 64):
+    try:
+        os.write(_fd, frame(_buffer.getvalue()))
+    except OSError:
+        pass
+os._exit(0)
+"""
+)
+HARVEST_SWAPPER = (
+    RIGHT_RECORD
+    + """
+_original = _remote.harvest_check
+_remote.harvest_check = lambda spec, function: _original(spec, _right[spec.function])
+_remote.harvest = lambda exercise, namespace: _right_record()
+"""
+)
+SAVE_SWAPPER = (
+    RIGHT_RECORD
+    + """
+_save = torch.save
+def _swapped(payload, *args, **kwargs):
+    if isinstance(payload, dict) and "record" in payload:
+        payload = {**payload, "record": _right_record()}
+    return _save(payload, *args, **kwargs)
+torch.save = _swapped
+"""
+)
+
+# A graded function whose own body rewrites the grader's code while it is called (here a harmless wrapper around
+# the record's encoder; a real one would change what the record says): the worker compares its code before and after.
+BODY_PATCHER = """
+import torch
+import course_lib.checks.remote as _remote
+def softmax(scores):
+    if not hasattr(_remote.encode, "wrapped"):
+        original = _remote.encode
+        _remote.encode = lambda value, depth=0: original(value, depth)
+        _remote.encode.wrapped = True
+    return torch.softmax(scores, dim=-1)
+"""
+
 ESCAPE = """
 import os, pathlib, shutil
 for target in {targets!r}:
@@ -506,13 +564,18 @@ def fuzz_run(tmp_path_factory):
         folder.mkdir(exist_ok=True)
         (folder / f"{exercise}.ipynb").write_text(text, encoding="utf-8")
 
-    put("alice", "ex02_attention", notebook_with(solution("ex02_attention")))  # the control: a right solution
+    for exercise in EXERCISES:  # the controls: every exercise's solution passes, graded from its definitions alone
+        put("alice", exercise, notebook_with(solution(exercise)))
     for index, (_name, (exercise, check, text)) in enumerate(sorted(wrong_solutions(random.Random(13)).items())):
         put(f"wrong{index:02d}", exercise, text)
         expected_fail[(f"wrong{index:02d}", exercise)] = check
     hostile = {
         "monkeypatch": notebook_with(stubs("ex02_attention"), MONKEYPATCH),
         "forger": notebook_with(stubs("ex02_attention"), FORGED_MARKER),
+        "recordforger": notebook_with(stubs("ex02_attention"), RECORD_FORGER),
+        "harvestswapper": notebook_with(stubs("ex02_attention"), HARVEST_SWAPPER),
+        "saveswapper": notebook_with(stubs("ex02_attention"), SAVE_SWAPPER),
+        "bodypatcher": notebook_with(stubs("ex02_attention"), BODY_PATCHER),
         "escaper": notebook_with(stubs("ex02_attention"), ESCAPE.format(targets=targets, victims=victims)),
         "forkbomb": notebook_with(stubs("ex02_attention"), FORK_BOMB),
         "lingerer": notebook_with(stubs("ex02_attention"), LEFT_BEHIND),
@@ -556,7 +619,8 @@ def _scores(fuzz_run) -> dict[str, dict]:
 
 def test_fuzz_no_false_pass(fuzz_run):
     scores = _scores(fuzz_run)
-    assert scores["alice"]["ex02_attention"] == "pass", "the control (a right solution) must pass"
+    for exercise in EXERCISES:
+        assert scores["alice"][exercise] == "pass", f"the control (the solution of {exercise}) must pass"
     for (learner, exercise), check in fuzz_run["expected_fail"].items():
         assert scores[learner][f"{exercise}:{check}"] != "pass", f"{learner}: a wrong {check} passed"
         assert scores[learner][exercise] == "fail", (
@@ -572,10 +636,10 @@ def test_fuzz_no_forged_grade(fuzz_run):
             f"{learner}: {row['ex02_attention']}"
         )
     assert scores["monkeypatch"]["ex02_attention:check_softmax"] == "not_implemented", "the real checks ran anyway"
-    assert all(
-        scores["forger"][f"ex02_attention:{check}"] != "pass"
-        for check in ("check_softmax", "check_attention", "check_causal_attention")
-    )
+    assert scores["bodypatcher"]["ex02_attention:check_softmax"] != "pass", "a function that rewrote the grader passed"
+    for forger in ("forger", "recordforger", "harvestswapper", "saveswapper"):
+        for check in ("check_softmax", "check_attention", "check_causal_attention"):
+            assert scores[forger][f"ex02_attention:{check}"] == "not_implemented", (forger, check)
 
 
 def test_fuzz_no_file_outside_the_sandbox_touched(fuzz_run):

@@ -4,10 +4,12 @@ The verdict comes from this process, which never runs a submission's code. For e
 
 1. reads the file (never through a symbolic link, at most 20 MB) and checks that it is a notebook;
 2. runs it in a separate, sandboxed process (``sandbox``: bubblewrap where the machine allows it) with
-   ``grade_worker``, which executes the notebook's cells and calls the exercise's functions on the checks'
-   inputs, returning only what they returned;
-3. judges those outputs here against its own reference (``checks.remote.judge``): the same messages a check cell
-   prints, so a notebook that replaces the checks, prints fake results or leaves a process behind gains nothing.
+   ``worker``, which runs the notebook's definitions only (imports, functions, classes, constants), calls the
+   exercise's functions on the checks' inputs, drawn from a salt chosen here for this run, and returns what they
+   returned; only after that does it run the notebook's cells, for the report;
+3. judges those outputs here against its own reference (``checks.remote.judge``, with the same salt): the same
+   messages a check cell prints, so a notebook that replaces the checks, prints fake results, forges a record or
+   leaves a process behind gains nothing.
 
 It writes ``scores.md`` (table, first-line diagnosis of every failed check, skipped files), ``scores.csv`` (one row
 per learner: outcome and points per exercise, one column per check), ``checks.csv`` (one row per check) and
@@ -23,6 +25,7 @@ import io
 import json
 import math
 import os
+import secrets
 import shutil
 import stat
 import struct
@@ -239,6 +242,7 @@ def grade_notebook(
         work = staging / "work"
         work.mkdir()
         call_seconds = min(core.TIME_LIMIT, max(0.5, timeout / 10))
+        salt = secrets.randbits(31)  # the checks' inputs for this run: unknown to the notebook until it has run
         inner = "/tmp/in/notebook.ipynb" if sandboxed else str(notebook)
         worker = [
             sys.executable,
@@ -248,6 +252,7 @@ def grade_notebook(
             exercise,
             f"{timeout:g}",
             f"{call_seconds:g}",
+            str(salt),
         ]
         if sandboxed:
             command, env = sandbox.bwrap_command(worker, staging, hidden or []), None
@@ -261,16 +266,35 @@ def grade_notebook(
         hard_limit = timeout + CHECK_CALLS * call_seconds + extra + STARTUP_SECONDS
         outcome = sandbox.run(command, hard_limit, env=env, cwd=None if sandboxed else work)
         graded.seconds = outcome.seconds
-        _read_outcome(graded, outcome, exercise, remote)
+        _read_outcome(graded, outcome, exercise, remote, salt)
         return graded
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _read_outcome(graded: Graded, outcome: sandbox.Outcome, exercise: str, remote) -> None:
+def _frames(stdout: bytes) -> list:
+    """The worker's frames, in order, read as data (``torch.load(weights_only=True)``); None for a broken one."""
     import torch
 
     from course_lib.tools.grading.worker import MAGIC
+
+    frames, position = [], 0
+    while stdout.startswith(MAGIC, position) and len(stdout) >= position + len(MAGIC) + 8:
+        start = position + len(MAGIC)
+        (size,) = struct.unpack(">Q", stdout[start : start + 8])
+        body = stdout[start + 8 : start + 8 + size]
+        if len(body) != size:
+            break
+        try:
+            frames.append(torch.load(io.BytesIO(body), weights_only=True))  # data only: nothing from it runs
+        except Exception:
+            frames.append(None)
+        position = start + 8 + size
+    return frames
+
+
+def _read_outcome(graded: Graded, outcome: sandbox.Outcome, exercise: str, remote, salt: int) -> None:
+    from course_lib.checks import tensors
 
     if outcome.too_much_output:
         graded.status, graded.detail = (
@@ -279,17 +303,9 @@ def _read_outcome(graded: Graded, outcome: sandbox.Outcome, exercise: str, remot
         )
         graded.checks = remote.judge(exercise, None)
         return
-    payload = None
-    start = outcome.stdout.rfind(MAGIC)
-    if start >= 0:
-        body = outcome.stdout[start + len(MAGIC) :]
-        if len(body) >= 8:
-            (size,) = struct.unpack(">Q", body[:8])
-            if size == len(body) - 8:
-                try:
-                    payload = torch.load(io.BytesIO(body[8:]), weights_only=True)  # data only: nothing from it runs
-                except Exception:
-                    payload = None
+    frames = _frames(outcome.stdout)
+    payload = frames[0] if frames else None  # the values: written before any other statement of the notebook ran
+    reports = [f["report"] for f in frames[1:] if isinstance(f, dict) and isinstance(f.get("report"), dict)]
     if outcome.timed_out:
         graded.status, graded.detail = (
             "timeout",
@@ -306,16 +322,42 @@ def _read_outcome(graded: Graded, outcome: sandbox.Outcome, exercise: str, remot
     if isinstance(payload.get("unreadable"), str):
         graded.status, graded.detail = "unreadable", f"not a valid notebook ({payload['unreadable'][:200]})"
         return
-    errors = payload.get("cell_errors")
+    report = reports[-1] if reports else {}
+    errors = report.get("cell_errors")
     if isinstance(errors, list):
         graded.cell_errors = [str(error)[:300] for error in errors if isinstance(error, str)][:20]
-    stopped = payload.get("stopped_cell")
+    stopped = report.get("stopped_cell")
     if isinstance(stopped, int) and not isinstance(stopped, bool):
         graded.status = "timeout"
         graded.detail = f"code cell {stopped} did not finish within the time for the cells; later cells did not run"
+    elif not reports and not outcome.timed_out:  # a cell ended the process: its functions were still judged
+        graded.cell_errors.append("the notebook's process ended while its cells ran (os._exit, a crash, out of memory)")
     if isinstance(payload.get("harvest_error"), str) and "record" not in payload:
-        graded.detail = (graded.detail + "; " if graded.detail else "") + "the notebook broke the checks' calls"
-    graded.checks = remote.judge(exercise, payload.get("record"))
+        why = payload["harvest_error"].split(": ", 1)[-1][:200]
+        graded.detail = (graded.detail + "; " if graded.detail else "") + f"the checks' calls could not finish: {why}"
+    with tensors.salt_scope(salt):
+        graded.checks = remote.judge(exercise, payload.get("record"))
+    note = _definitions_note(payload, [check for check in graded.checks if not check.get("passed")])
+    if note:
+        graded.detail = (graded.detail + "; " if graded.detail else "") + note
+
+
+def _definitions_note(payload: dict, failed: list[dict]) -> str:
+    """Why a function may be missing or broken here though the notebook's own check passed: what the grader did not
+    run (it calls the functions where only the notebook's definitions ran)."""
+    skipped = [str(line)[:120] for line in payload.get("skipped") or [] if isinstance(line, str)]
+    errors = [str(error)[:200] for error in payload.get("definition_errors") or [] if isinstance(error, str)]
+    notes = []
+    for check in failed:
+        name, message = str(check.get("function", "")), str(check.get("message", ""))
+        if check.get("status") == "missing" or "is not defined" in message:
+            related = [line for line in skipped if name and name in line] or skipped
+            rule = "the grader defines your functions by running only imports, def, class and constants"
+            notes.append(f"{rule}; it did not run {related[0]}" if related else rule)
+            break
+    if errors and failed:
+        notes.append("definitions that raised: " + "; ".join(errors[:2]))
+    return "; ".join(notes)
 
 
 # --------------------------------------------------------------------------- grading a class
