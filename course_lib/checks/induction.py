@@ -33,7 +33,7 @@ from ..multihead import merge_heads
 from ..tasks.repeated import repeated_tokens
 from .core import export_checks
 from .spec import Case, CheckSpec, Mistake, TensorOut
-from .tensors import generator, quiet_rng
+from .tensors import generator, manual_seed, quiet_rng
 
 
 def _draw(gen: torch.Generator, low: int, high: int) -> int:
@@ -51,19 +51,24 @@ ABOVE_DIAGONAL = (
 # ---------------------------------------------------------------------------------------------------------------
 
 
+def _learner_generator(seed: int) -> torch.Generator:
+    """The generator the exercise asks for: ``torch.Generator().manual_seed(seed)`` with the seed it is given."""
+    return torch.Generator().manual_seed(seed)
+
+
 def _batch_case(seed: int):
     def build():
         gen = generator(seed)
         batch_size, half, vocab_size = _draw(gen, 1, 4), _draw(gen, 3, 9), _draw(gen, 4, 12)
-        args = (batch_size, half, vocab_size, seed)
-        return args, repeated_tokens(batch_size, half, vocab_size, generator(seed))
+        args = (batch_size, half, vocab_size, _draw(gen, 100, 99_999))  # the seed handed over: drawn too
+        return args, repeated_tokens(batch_size, half, vocab_size, _learner_generator(args[-1]))
 
     return build
 
 
 def _first(batch_size, half, vocab_size, seed, low=0, high=None):
     high = vocab_size if high is None else high
-    return torch.randint(low, high, (batch_size, half), generator=generator(seed))
+    return torch.randint(low, high, (batch_size, half), generator=_learner_generator(seed))
 
 
 def batch_interleaved(batch_size, half, vocab_size, seed):
@@ -71,7 +76,7 @@ def batch_interleaved(batch_size, half, vocab_size, seed):
 
 
 def batch_two_draws(batch_size, half, vocab_size, seed):
-    gen = generator(seed)
+    gen = _learner_generator(seed)
     first = torch.randint(vocab_size, (batch_size, half), generator=gen)
     return torch.cat([first, torch.randint(vocab_size, (batch_size, half), generator=gen)], dim=1)
 
@@ -87,7 +92,7 @@ def batch_on_batch_axis(batch_size, half, vocab_size, seed):
 
 
 def batch_half_is_length(batch_size, half, vocab_size, seed):
-    first = torch.randint(vocab_size, (batch_size, half // 2), generator=generator(seed))
+    first = torch.randint(vocab_size, (batch_size, half // 2), generator=_learner_generator(seed))
     return torch.cat([first, first], dim=1)
 
 
@@ -102,7 +107,8 @@ def batch_vocab_from_one(batch_size, half, vocab_size, seed):
 
 
 def batch_drawn_transposed(batch_size, half, vocab_size, seed):
-    first = torch.randint(vocab_size, (half, batch_size), generator=generator(seed)).T  # a valid batch, another draw
+    # a valid batch, another draw
+    first = torch.randint(vocab_size, (half, batch_size), generator=_learner_generator(seed)).T
     return torch.cat([first, first], dim=1)
 
 
@@ -311,6 +317,7 @@ _DETECTOR_GRADIENT_HINT = (
 PREVIOUS_SPEC = CheckSpec(
     name="check_previous_token_score",
     function="previous_token_score",
+    own=("course_lib.attention_only", "previous_token_score"),
     arg_names=("weights",),
     output=TensorOut("(num_heads,)"),
     cases=[
@@ -453,6 +460,7 @@ PREFIX_MISTAKES = [
 PREFIX_SPEC = CheckSpec(
     name="check_prefix_matching_score",
     function="prefix_matching_score",
+    own=("course_lib.attention_only", "prefix_matching_score"),
     arg_names=("weights", "half"),
     output=TensorOut("(num_heads,)"),
     cases=[
@@ -478,7 +486,7 @@ def seeded_model(seed: int) -> AttentionOnlyLM:
     gen = generator(seed)
     vocab_size, num_heads, d_head, half = _draw(gen, 6, 12), _draw(gen, 2, 3), _draw(gen, 3, 6), _draw(gen, 4, 7)
     with quiet_rng():
-        torch.manual_seed(seed)
+        manual_seed(seed)
         model = AttentionOnlyLM(vocab_size, num_heads * d_head, num_heads, n_layers=2, max_len=2 * half)
         with torch.no_grad():
             model.token_embedding.weight.normal_(0.0, 1.0)
