@@ -248,9 +248,8 @@ def _test(spec: CheckSpec, calls: LearnerCalls, number: int, case: Case) -> Chec
             where=where,
         )
     expected = case.build()[1]
-    verdict = _judge(spec, value, expected, args)
-    if verdict is not None and not _explains_every_failure(spec, calls, verdict.mistake, number):
-        verdict = _judge(spec, value, expected, args, recognise=False)  # say what differs instead
+    # a catalogued mistake is named only if it explains every failure (else the message says what differs)
+    verdict = _judge(spec, value, expected, args, confirm=lambda key: _explains_every_failure(spec, calls, key, number))
     stageable = verdict is not None and verdict.mistake in (None, "wrong_values", "wrong_shape", "not_finite")
     if stageable and spec.stages is not None and calls.traceable:
         steps = _stage_text(spec, calls.function, args, expected)

@@ -41,6 +41,12 @@ def _draw(gen: torch.Generator, low: int, high: int) -> int:
     return int(torch.randint(low, high + 1, (), generator=gen))
 
 
+def _other_than(num_heads: int, batch: int) -> int:
+    """A batch size that differs from the number of heads (1 if it was drawn equal): an average over the wrong axis
+    then never has the right shape by chance. The score cases also draw seq − 1 and half above the number of heads."""
+    return 1 if batch == num_heads else batch
+
+
 ABOVE_DIAGONAL = (
     "your scores are all 0, which is what the entries above the diagonal hold: a key after its query, kept at 0 by "
     "the causal mask"
@@ -231,7 +237,8 @@ def _planted(weights: torch.Tensor, offset: int) -> torch.Tensor:
 def _previous_case(seed: int, plant: bool = False):
     def build():
         gen = generator(seed)
-        batch, num_heads, seq = _draw(gen, 1, 3), _draw(gen, 2, 4), _draw(gen, 3, 9)
+        num_heads = _draw(gen, 2, 4)
+        batch, seq = _other_than(num_heads, _draw(gen, 1, 3)), _draw(gen, num_heads + 2, 9)
         weights = causal_weights(gen, batch, num_heads, seq)
         if plant:
             weights = _planted(weights, 1)
@@ -334,12 +341,12 @@ PREVIOUS_SPEC = CheckSpec(
 
 # --- prefix_matching_score --------------------------------------------------------------------------------------
 def _prefix_case(seed: int, plant: bool = False, heads: int | None = None):
-    """Random sizes from ``seed``; ``heads`` fixes the number of heads (the seeds above all happen to draw 4)."""
+    """Random sizes from ``seed``; ``heads`` fixes the number of heads."""
 
     def build():
         gen = generator(seed)
-        batch, num_heads, half = _draw(gen, 1, 3), _draw(gen, 2, 4), _draw(gen, 3, 7)
-        num_heads = heads or num_heads
+        num_heads = heads or _draw(gen, 2, 4)
+        batch, half = _other_than(num_heads, _draw(gen, 1, 3)), _draw(gen, max(3, num_heads + 1), 7)
         weights = causal_weights(gen, batch, num_heads, 2 * half)
         if plant:
             weights = _planted(weights, half - 1)

@@ -473,7 +473,7 @@ TOP_P_SPEC = CheckSpec(
     output=TensorOut("(..., vocab)"),
     cases=[
         Case("one row of 10 logits, p = 0.5", _p_case(721, (10,), 0.5)),
-        Case("a batch of 4 rows, p = 0.9", _p_case(722, (4, 8), 0.9)),
+        Case("a batch of 4 rows, p = 0.9", _p_case(722, (4, 16), 0.9)),  # wide: a sharper nucleus drops several
         Case("(batch, seq, vocab) logits, p = 0.3", _p_case(723, (2, 3, 6), 0.3)),
         Case("one very likely token, p = 0.6", _p_case(724, (2, 6), 0.6, scale=4.0)),
     ],

@@ -214,7 +214,7 @@ def _step_case(seed, first_block: bool = False, offset: float = 0.0):
 
     def build():
         g = generator(seed)
-        rows, tile, d_v = (int(v) for v in torch.randint(2, 7, (3,), generator=g))
+        rows, tile, d_v = (2 + int(v) for v in torch.randperm(5, generator=g)[:3])  # 2–6, all three different
         if first_block:
             running_max, running_sum, output = (
                 torch.full((rows,), float("-inf")),
@@ -231,6 +231,8 @@ def _step_case(seed, first_block: bool = False, offset: float = 0.0):
                 torch.randn(tile + 1, d_v, generator=g),
             )
         scores = torch.randn(rows, tile, generator=g) * 2 + torch.linspace(-3, 3, rows)[:, None] + offset
+        if first_block:  # a row of only negative scores: a first block started from max 0 instead of −inf differs
+            scores[0] -= scores[0].amax().clamp_min(0) + 1
         values = torch.randn(tile, d_v, generator=g)
         args = (running_max, running_sum, output, scores, values)
         return args, reference_step(*args)

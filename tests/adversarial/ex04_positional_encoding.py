@@ -139,7 +139,7 @@ def pe_numpy_float64_then_cast(seq_len, d_model):
     return torch.from_numpy(table).float()
 
 
-@wrong(PE, None, xfail="delegation to course_lib's own sinusoidal_encoding is not detected (see ex02_attention)")
+@wrong(PE, "delegates")
 def pe_delegates_to_course_lib(seq_len, d_model):
     from course_lib.positions import sinusoidal_encoding
 
