@@ -26,8 +26,9 @@ from .tensors import generator
 
 
 def _sizes(seed: int) -> tuple[int, int, int]:
+    """batch 2–3 (more than one: a position counted along the batch shows), seq 3–8, an even d_head 4–12."""
     g = generator(seed)
-    batch, seq = (int(v) for v in torch.randint(1, 4, (1,), generator=g)), int(torch.randint(3, 9, (1,), generator=g))
+    batch, seq = (int(v) for v in torch.randint(2, 4, (1,), generator=g)), int(torch.randint(3, 9, (1,), generator=g))
     return next(batch), seq, 2 * int(torch.randint(2, 7, (1,), generator=g))
 
 

@@ -84,7 +84,7 @@ def pe_integer_division(seq_len, d_model):
     return _interleave(torch.sin(angles), torch.cos(angles))
 
 
-@wrong(PE, "wrong_values")
+@wrong(PE, ("wrong_values", "wrong_base"))  # 10000^(2i/16) is 100^(2i/8): for d_model = 8, another base indeed
 def pe_d_model_written_in(seq_len, d_model):
     angles = _angles(seq_len, 16)[:, : d_model // 2]  # the printed example's d_model
     return _interleave(torch.sin(angles), torch.cos(angles))
