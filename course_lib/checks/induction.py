@@ -41,10 +41,14 @@ def _draw(gen: torch.Generator, low: int, high: int) -> int:
     return int(torch.randint(low, high + 1, (), generator=gen))
 
 
-def _other_than(num_heads: int, batch: int) -> int:
-    """A batch size that differs from the number of heads (1 if it was drawn equal): an average over the wrong axis
-    then never has the right shape by chance. The score cases also draw seq − 1 and half above the number of heads."""
-    return 1 if batch == num_heads else batch
+def _batch_size(gen: torch.Generator, num_heads: int, one: bool) -> int:
+    """1 for a case of one sequence (``one``), else 2 or 3 but never the number of heads: an average over the wrong
+    axis then never has the right shape by chance, and a score taken from the first sequence only is wrong. The score
+    cases also draw seq − 1 and half above the number of heads."""
+    if one:
+        return 1
+    batch = _draw(gen, 2, 3)
+    return 5 - batch if batch == num_heads else batch
 
 
 ABOVE_DIAGONAL = (
@@ -62,10 +66,10 @@ def _learner_generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
-def _batch_case(seed: int):
+def _batch_case(seed: int, one: bool = False):
     def build():
         gen = generator(seed)
-        batch_size, half, vocab_size = _draw(gen, 1, 4), _draw(gen, 3, 9), _draw(gen, 4, 12)
+        batch_size, half, vocab_size = 1 if one else _draw(gen, 2, 4), _draw(gen, 3, 9), _draw(gen, 4, 12)
         args = (batch_size, half, vocab_size, _draw(gen, 100, 99_999))  # the seed handed over: drawn too
         return args, repeated_tokens(batch_size, half, vocab_size, _learner_generator(args[-1]))
 
@@ -204,7 +208,8 @@ BATCH_SPEC = CheckSpec(
     function="repeated_batch",
     arg_names=("batch_size", "half", "vocab_size", "seed"),
     output=TensorOut("(batch, 2·half)"),
-    cases=[Case(f"random sizes, draw {n + 1}", _batch_case(901 + 37 * n)) for n in range(4)],
+    cases=[Case("one sequence, random sizes", _batch_case(901, one=True))]
+    + [Case(f"random sizes, draw {n + 1}", _batch_case(901 + 37 * n)) for n in range(1, 4)],
     mistakes=BATCH_MISTAKES,
     success="A random first half, then the same again: the second half can only be predicted by looking back.",
     dtype_hint="Token ids are whole numbers: keep what torch.randint returns (int64), with no .float().",
@@ -234,11 +239,11 @@ def _planted(weights: torch.Tensor, offset: int) -> torch.Tensor:
 
 
 # --- previous_token_score ---------------------------------------------------------------------------------------
-def _previous_case(seed: int, plant: bool = False):
+def _previous_case(seed: int, plant: bool = False, one: bool = False):
     def build():
         gen = generator(seed)
         num_heads = _draw(gen, 2, 4)
-        batch, seq = _other_than(num_heads, _draw(gen, 1, 3)), _draw(gen, num_heads + 2, 9)
+        batch, seq = _batch_size(gen, num_heads, one), _draw(gen, num_heads + 2, 9)
         weights = causal_weights(gen, batch, num_heads, seq)
         if plant:
             weights = _planted(weights, 1)
@@ -328,7 +333,7 @@ PREVIOUS_SPEC = CheckSpec(
     arg_names=("weights",),
     output=TensorOut("(num_heads,)"),
     cases=[
-        Case("random sizes, random causal weights", _previous_case(911)),
+        Case("one sequence, random sizes, random causal weights", _previous_case(911, one=True)),
         Case("random sizes, head 0 mostly on the previous token", _previous_case(929, plant=True)),
         Case("random sizes, random causal weights, another draw", _previous_case(947)),
     ],
@@ -340,13 +345,13 @@ PREVIOUS_SPEC = CheckSpec(
 
 
 # --- prefix_matching_score --------------------------------------------------------------------------------------
-def _prefix_case(seed: int, plant: bool = False, heads: int | None = None):
+def _prefix_case(seed: int, plant: bool = False, heads: int | None = None, one: bool = False):
     """Random sizes from ``seed``; ``heads`` fixes the number of heads."""
 
     def build():
         gen = generator(seed)
         num_heads = heads or _draw(gen, 2, 4)
-        batch, half = _other_than(num_heads, _draw(gen, 1, 3)), _draw(gen, max(3, num_heads + 1), 7)
+        batch, half = _batch_size(gen, num_heads, one), _draw(gen, max(3, num_heads + 1), 7)
         weights = causal_weights(gen, batch, num_heads, 2 * half)
         if plant:
             weights = _planted(weights, half - 1)
@@ -471,7 +476,7 @@ PREFIX_SPEC = CheckSpec(
     arg_names=("weights", "half"),
     output=TensorOut("(num_heads,)"),
     cases=[
-        Case("random sizes, random causal weights", _prefix_case(961)),
+        Case("one sequence, random sizes, random causal weights", _prefix_case(961, one=True)),
         Case("random sizes, head 0 mostly on the token after the earlier copy", _prefix_case(977, plant=True)),
         Case("random sizes, random causal weights, another draw", _prefix_case(993)),
         Case("random sizes, 2 heads", _prefix_case(1009, heads=2)),
