@@ -1,7 +1,9 @@
 """What every exercise check shares: run the learner's function safely, compare, explain.
 
-A check runs the learner's function on a few seeded inputs and compares the result with ``course_lib``'s
-reference. When the result is wrong it runs the check's catalogue of typical mistakes (known-buggy versions of
+A check runs the learner's function on a few seeded inputs (mixed with a salt drawn for each check call, see
+``tensors``) and compares the result with ``course_lib``'s reference, built only once the learner's call has
+returned. A learner function that calls course_lib's own implementation of the graded function (``CheckSpec.own``)
+fails with a message that says so. When the result is wrong it runs the check's catalogue of typical mistakes (known-buggy versions of
 the reference, or targeted probes) on the same inputs: a learner whose output equals a buggy version gets the
 hint written for exactly that mistake, but only when that buggy version differs from the reference on this test
 and equals the learner's output to the same tolerance a pass needs (a mistake that explains the output), and only
