@@ -32,6 +32,8 @@ def test_wrong_solution_fails_with_a_true_message(solution):
     catalogue = {mistake.key: mistake.title for mistake in SPECS[solution.check].mistakes}
     if result.mistake in catalogue:  # the message names the mistake the code makes
         assert catalogue[result.mistake] in result.message
+    if result.mistake == "delegates":
+        assert f"your `{SPECS[solution.check].function}` calls course_lib's own `" in result.message
 
 
 @pytest.mark.parametrize("solution", RIGHT)

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from course_lib.checks import CHECKS, SPECS, CheckResult
+from course_lib.checks.tensors import salt_scope
 
 STATUSES = {"passed", "failed", "error", "not_implemented"}
 
@@ -201,16 +202,17 @@ def test_passing_junk_instead_of_a_function_never_raises(check_name, value):
 def test_a_learner_returning_a_perturbed_reference_fails_cleanly(check_name):
     """Right structure, nearly right values: the check explains the difference (a message, never a crash)."""
     spec = SPECS[check_name]
+    with salt_scope(5):  # the cases built before the check, under the salt it runs with (building one inside a
+        built = [case.build() for case in spec.cases]  # learner's call runs course_lib's own function: refused)
 
     def nearly(*args):
-        built_args, expected = next(
-            (built, exp) for built, exp in (case.build() for case in spec.cases) if _same_inputs(built, args)
-        )
+        built_args, expected = next((b, exp) for b, exp in built if _same_inputs(b, args))
         if isinstance(expected, tuple):
             return tuple(e + 0.05 for e in expected)
         return expected + 0.05
 
-    result = CHECKS[check_name](nearly, verbose=False)
+    with salt_scope(5):
+        result = CHECKS[check_name](nearly, verbose=False)
     assert result.status == "failed" and "largest by" in result.message.replace("\n   ", " ")
 
 

@@ -15,8 +15,9 @@ import pytest
 import torch
 
 from course_lib.checks import EXERCISES, SPECS, check_kv_cache_step, check_top_k_filter, check_top_p_filter
-from course_lib.checks.core import _clone, _recognise, run_check, same
+from course_lib.checks.core import _clone, _passes, _recognise, run_check, same
 from course_lib.checks.language_model import _step
+from course_lib.checks.tensors import salt_scope
 
 NEG_INF = float("-inf")
 
@@ -87,6 +88,15 @@ def first_test(check_name):
     return args, expected
 
 
+def first_failed_test(check_name, function):
+    """``(number, args, expected)`` of the first test ``function`` gets wrong (build it in the check's salt scope)."""
+    for number, case in enumerate(SPECS[check_name].cases, 1):
+        args, expected = case.build()
+        if not _passes(SPECS[check_name], function(*_clone(args)), expected):
+            return number, args, expected
+    raise AssertionError(f"{function.__name__} passes every test of {check_name}")
+
+
 def step_sum_without_new_block(running_max, running_sum, output, scores, values):
     """The old sum rescaled, the new block's terms forgotten."""
     new_max = torch.maximum(running_max, scores.amax(-1))
@@ -151,8 +161,10 @@ def test_top_p_wrong_rules_are_not_told_one_token_too_few(function):
 
 
 def test_minus_infinity_where_a_number_is_expected_is_counted_with_its_first_index():
-    result = check_top_p_filter(top_p_own_probability, verbose=False)
-    (logits, p), expected = first_test("check_top_p_filter")
+    with salt_scope(3):
+        result = check_top_p_filter(top_p_own_probability, verbose=False)
+        number, (logits, p), expected = first_failed_test("check_top_p_filter", top_p_own_probability)
+    assert f"In test {number} of" in result.message, result.message
     got = top_p_own_probability(logits.clone(), p)
     wrongly_dropped = torch.isneginf(got) & torch.isfinite(expected)
     count, first = int(wrongly_dropped.sum()), int(wrongly_dropped.nonzero()[0][0])
@@ -219,9 +231,15 @@ def test_the_grader_replays_the_same_messages():
         "ex02_attention": {"attention": attention_keys_not_transposed},
     }
     for exercise, namespace in cases.items():
-        judged = {row["check"]: row for row in remote.judge(exercise, remote.harvest(exercise, namespace))}
-        for spec in EXERCISES[exercise].specs:
-            if spec.function not in namespace:
-                continue
-            local = run_check(spec, namespace[spec.function], verbose=False)
-            assert (judged[spec.name]["message"], judged[spec.name]["mistake"]) == (local.message, local.mistake)
+        for salt in (1, 2):  # the grader harvests and judges under one salt: both sides build the same inputs
+            with salt_scope(salt):
+                record = remote.harvest(exercise, namespace)
+            with salt_scope(salt):
+                judged = {row["check"]: row for row in remote.judge(exercise, record)}
+            for spec in EXERCISES[exercise].specs:
+                if spec.function not in namespace:
+                    continue
+                with salt_scope(salt):
+                    local = run_check(spec, namespace[spec.function], verbose=False)
+                assert f"inputs salt {salt};" in local.message
+                assert (judged[spec.name]["message"], judged[spec.name]["mistake"]) == (local.message, local.mistake)

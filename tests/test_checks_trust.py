@@ -480,3 +480,154 @@ def kv_step_keeping_its_cache_on_the_model(lm, cache_keys, cache_values, new_tok
 def test_a_step_that_keeps_state_on_the_model_fails():
     result = CHECKS["check_kv_cache_step"](kv_step_keeping_its_cache_on_the_model, verbose=False)
     assert not result.passed and "earlier call" in flat(result), flat(result)
+
+
+# ---------------------------------------------------------------------------------------------- unknowable inputs
+
+
+def test_every_check_call_draws_its_inputs_from_a_salt(monkeypatch):
+    """Inside one salt scope a case builds the same inputs every time; another salt builds others."""
+    from course_lib.checks.tensors import SALT_VARIABLE, salt_scope
+
+    monkeypatch.delenv(SALT_VARIABLE, raising=False)
+    for spec in SPECS.values():
+        case = spec.cases[0]
+        with salt_scope(1):
+            first, again = case.build()[0], case.build()[0]
+        with salt_scope(2):
+            other = case.build()[0]
+        tensors, repeated, others = (
+            [a for a in built if isinstance(a, torch.Tensor)] for built in (first, again, other)
+        )
+        assert all(torch.equal(a, b) for a, b in zip(tensors, repeated, strict=True)), spec.name
+        if tensors:  # every check with tensor inputs: another salt, other values (or other sizes)
+            assert any(a.shape != b.shape or not torch.equal(a, b) for a, b in zip(tensors, others)), spec.name
+
+
+def test_a_failing_check_tells_its_salt_and_the_variable_repeats_it(monkeypatch):
+    from course_lib.checks.tensors import SALT_VARIABLE
+
+    def softmax_plus_one(scores):
+        return torch.softmax(scores, dim=-1) + 1
+
+    monkeypatch.delenv(SALT_VARIABLE, raising=False)
+    salts = {re.search(r"inputs salt (\d+);", checks.check_softmax(softmax_plus_one, False).message)[1] for _ in "ab"}
+    assert len(salts) == 2, salts  # a fresh salt on every call (two equal draws of 10⁶: once in a million runs)
+    monkeypatch.setenv(SALT_VARIABLE, "123456")
+    message = checks.check_softmax(softmax_plus_one, verbose=False).message
+    assert "(inputs salt 123456; set COURSE_CHECK_SALT=123456 to repeat)" in message
+    passed = checks.check_softmax(lambda scores: torch.softmax(scores, dim=-1), verbose=False)
+    assert passed.passed and "salt" not in passed.message
+
+
+def _tensors_in_callers(shape):
+    """Every tensor of ``shape`` held in the locals of the frames that called this one (one level into tuples)."""
+    import sys
+
+    found, frame = [], sys._getframe(2)
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            for item in value if isinstance(value, (tuple, list)) else (value,):
+                if isinstance(item, torch.Tensor) and tuple(item.shape) == tuple(shape):
+                    found.append(item)
+        frame = frame.f_back
+    return found
+
+
+def softmax_found_in_the_callers(scores):
+    """Returns a tensor of the output's shape held by a caller, one that is not the input (the expected result?)."""
+    for tensor in _tensors_in_callers(scores.shape):
+        if tensor is not scores and not torch.equal(tensor, scores):
+            return tensor.clone()
+    return scores
+
+
+def attention_found_in_the_callers(queries, keys, values):
+    shape = (*queries.shape[:-1], values.shape[-1])
+    for tensor in _tensors_in_callers(shape):
+        if not any(tensor.shape == x.shape and torch.equal(tensor, x) for x in (queries, keys, values)):
+            return tensor.clone()
+    return values
+
+
+def top_k_found_in_the_callers(logits, k):
+    return softmax_found_in_the_callers(logits)
+
+
+@pytest.mark.parametrize(
+    "exercise, check_name, function",
+    [
+        ("ex02_attention", "check_softmax", softmax_found_in_the_callers),
+        ("ex02_attention", "check_attention", attention_found_in_the_callers),
+        ("ex08_language_model", "check_top_k_filter", top_k_found_in_the_callers),
+    ],
+)
+def test_the_expected_result_is_not_in_any_frame_the_learners_call_can_reach(exercise, check_name, function):
+    from course_lib.checks import remote
+
+    result = CHECKS[check_name](function, verbose=False)
+    assert not result.passed, result.message  # and it fails on the values themselves, not on gradients:
+    assert result.mistake not in ("wrong_gradient", "no_gradient", "delegates"), result.message
+    record = remote.harvest(exercise, {SPECS[check_name].function: function})
+    judged = next(row for row in remote.judge(exercise, record) if row["check"] == check_name)
+    assert not judged["passed"], judged["message"]
+
+
+# ---------------------------------------------------------------------------------------------- delegation
+
+
+def test_every_refused_function_is_course_libs_own_implementation_of_the_graded_one():
+    from course_lib.checks.calling import own_code
+
+    owned = {name: spec.own for name, spec in SPECS.items() if spec.own}
+    assert {"check_softmax", "check_attention", "check_positional_encoding", "check_top_k_filter"} <= set(owned)
+    assert "check_online_softmax_step" in owned and "check_multi_head_attention" not in owned
+    for name in owned:
+        code = own_code(SPECS[name])
+        assert code.co_filename.startswith(str(ROOT / "course_lib")) and "checks" not in Path(code.co_filename).parts
+
+
+def softmax_in_a_thread(scores):
+    from course_lib.attention import softmax
+
+    result = []
+    worker = threading.Thread(target=lambda: result.append(softmax(scores)))
+    worker.start()
+    worker.join()
+    return result[0]
+
+
+def test_delegation_is_seen_in_a_thread_and_under_the_trace_of_the_time_limit():
+    result = checks.check_softmax(softmax_in_a_thread, verbose=False)
+    assert result.mistake == "delegates", result.message
+    outcome = []
+    worker = threading.Thread(target=lambda: outcome.append(checks.check_softmax(softmax_in_a_thread, False)))
+    worker.start()  # outside the main thread the time limit is a trace function: both hooks at once
+    worker.join()
+    assert outcome[0].mistake == "delegates", outcome[0].message
+    assert "other course_lib helpers are allowed" in outcome[0].message
+
+
+def test_the_grader_replays_a_delegation_with_the_same_verdict():
+    from course_lib.checks import remote
+    from course_lib.checks.tensors import salt_scope
+
+    def softmax(scores):
+        import course_lib.attention
+
+        return course_lib.attention.softmax(scores)
+
+    namespace = {"softmax": softmax, "attention": lambda q, k, v: torch.softmax(q @ k.mT / q.shape[-1] ** 0.5, -1) @ v}
+    with salt_scope(4):
+        record = remote.harvest("ex02_attention", namespace)
+    with salt_scope(4):
+        judged = {row["check"]: row for row in remote.judge("ex02_attention", record)}
+        local = checks.check_softmax(softmax, verbose=False)
+    assert judged["check_softmax"]["mistake"] == "delegates"
+    assert judged["check_softmax"]["message"] == local.message
+    assert judged["check_attention"]["passed"], judged["check_attention"]["message"]
+    softmax_record = next(entry for entry in record["checks"] if entry["check"] == "check_softmax")
+    softmax_record["cases"][0]["delegated"] = "no"  # a tampered flag is not read as False
+    with salt_scope(4):
+        tampered = {row["check"]: row for row in remote.judge("ex02_attention", record)}
+    assert not tampered["check_softmax"]["passed"] and "delegation flag" in tampered["check_softmax"]["message"]

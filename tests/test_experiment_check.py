@@ -11,6 +11,7 @@ import torch
 
 from course_lib.checks import check_experiment, compare_with_prediction, short_training
 from course_lib.checks import experiment as exp
+from course_lib.checks.tensors import salt_scope
 
 
 def experiment(seed):
@@ -57,15 +58,31 @@ def test_a_run_with_the_wrong_setting_does_not_pass(wrong, mistake):
 
 
 def test_a_result_typed_in_by_hand_does_not_pass():
-    typed = short_training(exp.CHECK_SEEDS[0], residual=False).tolist()  # the numbers of one run, copied
+    with salt_scope(11):  # one run of the check: its seeds, and the numbers of those runs, copied
+        seeds = [exp.check_seed(number) for number in (1, 2)]
+    typed = {seed: short_training(seed, residual=False).tolist() for seed in seeds}
 
     def hard_coded(seed):
-        return torch.tensor(typed)
+        return torch.tensor(typed.get(seed, typed[seeds[0]]))
 
-    assert not check_experiment(hard_coded, verbose=False).passed
-    rounded = [round(value, 2) for value in typed]
-    assert not check_experiment(lambda seed: torch.tensor(rounded), verbose=False).passed
-    assert not check_experiment(lambda seed: torch.full((20,), 0.9), verbose=False).passed
+    with salt_scope(11):
+        assert check_experiment(hard_coded, verbose=False).passed  # it does reproduce the run it was copied from
+    with salt_scope(12):  # the next run draws other seeds
+        assert not set(seeds) & {exp.check_seed(1), exp.check_seed(2)}
+        result = check_experiment(hard_coded, verbose=False)
+        assert not result.passed and "inputs salt 12" in result.message, result.message
+        rounded = [round(value, 2) for value in typed[seeds[0]]]
+        assert not check_experiment(lambda seed: torch.tensor(rounded), verbose=False).passed
+        assert not check_experiment(lambda seed: torch.full((20,), 0.9), verbose=False).passed
+
+
+def test_the_check_seeds_are_in_no_file():
+    assert not hasattr(exp, "CHECK_SEEDS")
+    with salt_scope(11):
+        first = exp.check_seed(1), exp.check_seed(2)
+    with salt_scope(11):
+        assert (exp.check_seed(1), exp.check_seed(2)) == first  # one salt, one pair of seeds: both sides agree
+    assert first[0] != first[1] and min(first) >= 100
 
 
 def test_the_comparison_sets_the_outcome_next_to_the_prediction():

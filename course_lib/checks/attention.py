@@ -183,6 +183,7 @@ def _softmax_diagnose(value, expected, args) -> str | None:
 SOFTMAX_SPEC = CheckSpec(
     name="check_softmax",
     function="softmax",
+    own=("course_lib.attention", "softmax"),
     arg_names=("scores",),
     output=TensorOut("(same shape as scores)"),
     cases=[
@@ -382,6 +383,7 @@ def _attention_diagnose(value, expected, args) -> str | None:
 ATTENTION_SPEC = CheckSpec(
     name="check_attention",
     function="attention",
+    own=("course_lib.attention", "scaled_dot_product_attention"),
     arg_names=("queries", "keys", "values"),
     output=TensorOut("(batch, seq_q, d_v)"),
     cases=[

@@ -6,6 +6,8 @@ change in place can be seen (``_changed_inputs``); ``_learner_frame`` finds the 
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import inspect
 import math
 import signal
@@ -14,7 +16,7 @@ import sysconfig
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -103,6 +105,41 @@ def _call_with_trace(function: Callable, args: Sequence, seconds: float):
         return function(*args)
     finally:
         sys.settrace(previous)
+
+
+def own_code(spec: CheckSpec):
+    """The code object of course_lib's own implementation of the function ``spec`` grades (``spec.own``), or None."""
+    if spec.own is None:
+        return None
+    module, name = spec.own
+    function: Any = importlib.import_module(module)
+    for part in name.split("."):
+        function = getattr(function, part)
+    return inspect.unwrap(function).__code__  # the body itself, not a decorator's wrapper shared by many functions
+
+
+@contextlib.contextmanager
+def watch_for(code) -> Iterator[list]:
+    """Note every call of ``code`` (a code object, or None: watch nothing) made inside the block, in this thread or in
+    threads it starts: the list it yields holds one entry per call. A profile hook, so that it composes with the
+    trace function of ``_call_with_trace``; it only notes, the caller decides once the call has returned."""
+    seen: list = []
+    if code is None:
+        yield seen
+        return
+    previous, previous_in_threads = sys.getprofile(), threading.getprofile()
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code is code:
+            seen.append(code.co_name)
+
+    sys.setprofile(profile)
+    threading.setprofile(profile)
+    try:
+        yield seen
+    finally:
+        sys.setprofile(previous)
+        threading.setprofile(previous_in_threads)
 
 
 def extra_seconds(specs) -> float:

@@ -7,6 +7,7 @@ the tolerances a pass needs, shared with the mistake probes."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -17,8 +18,16 @@ from .spec import CheckSpec, Mistake, TensorOut, TupleOut, _Verdict
 from .text import _describe, _dtype, _item_axes, _item_names, _safe_bool, _shape, _unravel, _where
 
 
-def _judge(spec: CheckSpec, value: Any, expected: Any, args: tuple, recognise: bool = True) -> _Verdict | None:
-    """None when the output is right; otherwise what is wrong (a catalogued mistake first, when ``recognise``)."""
+def _judge(
+    spec: CheckSpec,
+    value: Any,
+    expected: Any,
+    args: tuple,
+    recognise: bool = True,
+    confirm: Callable[[str], bool] | None = None,
+) -> _Verdict | None:
+    """None when the output is right; otherwise what is wrong (a catalogued mistake first, when ``recognise``: the
+    first one that explains this output and that ``confirm(key)`` accepts, e.g. it explains the later tests too)."""
     got, problem = _conform(spec.output, value)
     expected_items = list(expected) if isinstance(spec.output, TupleOut) else [expected]
     if got is not None and _all_close(got, expected_items, spec.atol, spec.rtol):
@@ -31,7 +40,11 @@ def _judge(spec: CheckSpec, value: Any, expected: Any, args: tuple, recognise: b
                 )
         return None
     for mistake in spec.mistakes if recognise else ():
-        if mistake.raises is None and _recognise(spec, mistake, value, args, expected):
+        if (
+            mistake.raises is None
+            and _recognise(spec, mistake, value, args, expected)
+            and (confirm is None or confirm(mistake.key))
+        ):
             return _Verdict(f"It looks like {mistake.title}.", mistake.hint, mistake.key)
     if problem:
         return _Verdict(problem[0], problem[1], None)

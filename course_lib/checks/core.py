@@ -1,7 +1,9 @@
 """What every exercise check shares: run the learner's function safely, compare, explain.
 
-A check runs the learner's function on a few seeded inputs and compares the result with ``course_lib``'s
-reference. When the result is wrong it runs the check's catalogue of typical mistakes (known-buggy versions of
+A check runs the learner's function on a few seeded inputs (mixed with a salt drawn for each check call, see
+``tensors``) and compares the result with ``course_lib``'s reference, built only once the learner's call has
+returned. A learner function that calls course_lib's own implementation of the graded function (``CheckSpec.own``)
+fails with a message that says so. When the result is wrong it runs the check's catalogue of typical mistakes (known-buggy versions of
 the reference, or targeted probes) on the same inputs: a learner whose output equals a buggy version gets the
 hint written for exactly that mistake, but only when that buggy version differs from the reference on this test
 and equals the learner's output to the same tolerance a pass needs (a mistake that explains the output), and only
@@ -46,6 +48,8 @@ from .calling import (  # noqa: F401
     _signature_mismatch,
     call_with_time_limit,
     extra_seconds,
+    own_code,
+    watch_for,
 )
 from .compare import (  # noqa: F401
     _all_close,
@@ -90,7 +94,7 @@ from .spec import (  # noqa: F401
     _result,
     _Verdict,
 )
-from .tensors import generator, quiet_rng, randn  # noqa: F401
+from .tensors import check_scope, generator, quiet_rng, randn, salt_scope  # noqa: F401
 from .text import (  # noqa: F401
     _article,
     _axis_names,
@@ -117,7 +121,8 @@ def run_check(spec: CheckSpec, function: Any, verbose: bool = True) -> CheckResu
 def judge(spec: CheckSpec, calls: LearnerCalls, verbose: bool = False) -> CheckResult:
     """Run ``spec`` against ``calls`` (the learner's function here, or answers recorded in a sandbox: ``remote``)."""
     try:
-        result = _evaluate(spec, calls)
+        with check_scope():  # one salt for every case of this check call
+            result = _evaluate(spec, calls)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # the safety net: whatever happened, the learner gets a message, not a traceback
@@ -145,6 +150,7 @@ class LearnerCalls:
 
     def __init__(self, function: Any):
         self.function = function
+        self._delegated: set[int] = set()
 
     def problem(self, spec: CheckSpec) -> str | None:
         return _not_a_function(spec, self.function)
@@ -154,7 +160,18 @@ class LearnerCalls:
 
     def call(self, spec: CheckSpec, number: int, args: tuple) -> Any:
         """The learner's result for test ``number``; raises what the learner's function raised."""
-        return call_with_time_limit(self.function, args, TIME_LIMIT if spec.time_limit is None else spec.time_limit)
+        with watch_for(own_code(spec)) as seen:
+            try:
+                return call_with_time_limit(
+                    self.function, args, TIME_LIMIT if spec.time_limit is None else spec.time_limit
+                )
+            finally:
+                if seen:
+                    self._delegated.add(number)
+
+    def delegated(self, spec: CheckSpec, number: int) -> bool:
+        """Did the call of test ``number`` run course_lib's own implementation of the graded function?"""
+        return number in self._delegated
 
     def changed(self, spec: CheckSpec, number: int, before: tuple, after: tuple) -> list[str]:
         return _changed_inputs(spec, before, after)
@@ -174,61 +191,87 @@ def _evaluate(spec: CheckSpec, calls: LearnerCalls) -> CheckResult:
         return _result(spec, FAILED, problem)
     total = len(spec.cases)
     for number, case in enumerate(spec.cases, 1):
-        args, expected = case.build()
-        where = f"In test {number} of {total} ({case.label}), called with {_call_text(spec, args)}."
-        if number == 1:
-            mismatch = calls.signature(spec, args)
-            if mismatch:
-                return _result(
-                    spec,
-                    ERROR,
-                    mismatch,
-                    f"Keep the signature from the exercise: {spec.function}({', '.join(spec.arg_names)}).",
-                    "signature",
-                )
-        learner_args, before = _clone(args), _clone(args)
-        try:
-            value = calls.call(spec, number, learner_args)
-        except KeyboardInterrupt:
-            raise
-        except TimeLimitExceeded as exc:
-            return _timed_out(spec, exc, where)
-        except BaseException as exc:
-            if _is_stub(exc):
-                return _not_implemented(spec, exc)
-            return _raised(spec, exc, where)
-        if value is NotImplemented:
-            return _not_implemented(spec, None)
-        changed = calls.changed(spec, number, before, learner_args)
-        if changed:
-            names = " and ".join(f"`{name}`" for name in changed)
-            return _result(
-                spec,
-                FAILED,
-                f"your function changed its input {names} in place.",
-                _mutation_hint(spec, changed),
-                mistake="mutates_input",
-                where=where,
-            )
-        verdict = _judge(spec, value, expected, args)
-        if verdict is not None and not _explains_every_failure(spec, calls, verdict.mistake, number):
-            verdict = _judge(spec, value, expected, args, recognise=False)  # say what differs instead
-        stageable = verdict is not None and verdict.mistake in (None, "wrong_values", "wrong_shape", "not_finite")
-        if stageable and spec.stages is not None and calls.traceable:
-            steps = _stage_text(spec, calls.function, args, expected)
-            if steps:
-                verdict.hint = steps + (" " + verdict.hint if verdict.mistake != "wrong_values" else "")
-        if verdict is not None:
-            return _result(spec, verdict.status, verdict.text, verdict.hint, verdict.mistake, where=where)
+        result = _test(spec, calls, number, case)
+        if result is not None:
+            return result
     if spec.reference is not None and spec.trains:
         for number, case in enumerate(spec.cases, 1):
-            args, _ = case.build()
+            args = case.build()[0]
             where = f"In test {number} of {total} ({case.label}), called with {_call_text(spec, args)}."
             verdict = _gradient_verdict(spec, args, functools.partial(calls.gradients, spec, number, args))
             if verdict is not None:
                 return _result(spec, verdict.status, verdict.text, verdict.hint, verdict.mistake, where=where)
     return CheckResult(
         spec.name, True, PASSED, f"{ICONS[PASSED]} {spec.name}: all {total} tests passed. {spec.success}"
+    )
+
+
+def _test(spec: CheckSpec, calls: LearnerCalls, number: int, case: Case) -> CheckResult | None:
+    """Test ``number``: the learner's call on the case's inputs, then the comparison (None: it passed).
+
+    The expected result is built only once the learner's call has returned, so no frame the call can reach holds it.
+    """
+    args = case.build()[0]
+    where = f"In test {number} of {len(spec.cases)} ({case.label}), called with {_call_text(spec, args)}."
+    if number == 1:
+        mismatch = calls.signature(spec, args)
+        if mismatch:
+            return _result(
+                spec,
+                ERROR,
+                mismatch,
+                f"Keep the signature from the exercise: {spec.function}({', '.join(spec.arg_names)}).",
+                "signature",
+            )
+    learner_args, before = _clone(args), _clone(args)
+    try:
+        value = calls.call(spec, number, learner_args)
+    except KeyboardInterrupt:
+        raise
+    except TimeLimitExceeded as exc:
+        return _timed_out(spec, exc, where)
+    except BaseException as exc:
+        if _is_stub(exc):
+            return _not_implemented(spec, exc)
+        return _raised(spec, exc, where)
+    if value is NotImplemented:
+        return _not_implemented(spec, None)
+    if calls.delegated(spec, number):
+        return _delegates(spec, where)
+    changed = calls.changed(spec, number, before, learner_args)
+    if changed:
+        names = " and ".join(f"`{name}`" for name in changed)
+        return _result(
+            spec,
+            FAILED,
+            f"your function changed its input {names} in place.",
+            _mutation_hint(spec, changed),
+            mistake="mutates_input",
+            where=where,
+        )
+    expected = case.build()[1]
+    # a catalogued mistake is named only if it explains every failure (else the message says what differs)
+    verdict = _judge(spec, value, expected, args, confirm=lambda key: _explains_every_failure(spec, calls, key, number))
+    stageable = verdict is not None and verdict.mistake in (None, "wrong_values", "wrong_shape", "not_finite")
+    if stageable and spec.stages is not None and calls.traceable:
+        steps = _stage_text(spec, calls.function, args, expected)
+        if steps:
+            verdict.hint = steps + (" " + verdict.hint if verdict.mistake != "wrong_values" else "")
+    if verdict is not None:
+        return _result(spec, verdict.status, verdict.text, verdict.hint, verdict.mistake, where=where)
+    return None
+
+
+def _delegates(spec: CheckSpec, where: str) -> CheckResult:
+    own = spec.own[1].rsplit(".", 1)[-1] if spec.own else spec.function
+    return _result(
+        spec,
+        FAILED,
+        f"your `{spec.function}` calls course_lib's own `{own}`; the exercise asks you to write it yourself — other "
+        "course_lib helpers are allowed.",
+        "Write the computation with torch operations (the formula is in the exercise).",
+        mistake="delegates",
+        where=where,
     )
 
 
@@ -242,15 +285,16 @@ def _explains_every_failure(spec: CheckSpec, calls: LearnerCalls, key: str | Non
     if mistake is None:
         return True
     for later, case in enumerate(spec.cases[number:], number + 1):
-        args, expected = case.build()
+        args = case.build()[0]
         try:
             value = calls.call(spec, later, _clone(args))
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # the checks stop at a test that raises (so does a sandbox's record)
             return _raises_alike(mistake, exc, args)
-        if value is NotImplemented:
+        if value is NotImplemented or calls.delegated(spec, later):
             return False
+        expected = case.build()[1]  # built once the call has returned, as in ``_test``
         if not _passes(spec, value, expected) and not _recognise(spec, mistake, value, args, expected):
             return False
     return True

@@ -25,7 +25,7 @@ from ..blocks import FeedForward, TransformerEncoderBlock
 from . import trace
 from .core import export_checks
 from .spec import Case, CheckSpec, Mistake, TensorOut
-from .tensors import generator, quiet_rng, randn
+from .tensors import generator, manual_seed, quiet_rng, randn
 
 D_MODEL, NUM_HEADS, D_FF = 8, 2, 16
 
@@ -72,7 +72,7 @@ def _ffn_case(seed: int, batch: int, seq: int, d_model: int = D_MODEL, d_ff: int
     def build():
         gen = generator(seed)
         with quiet_rng():
-            torch.manual_seed(seed)
+            manual_seed(seed)
             ffn = FeedForward(d_model, d_ff)
         with torch.no_grad():  # biases large enough that ReLU cuts a good share of the hidden units
             ffn.linear1.bias.copy_(randn(gen, d_ff, scale=0.5))
@@ -199,7 +199,7 @@ def _case(seed: int, norm_first: bool, batch: int, seq: int, d_model: int = D_MO
     def build():
         gen = generator(seed)
         with quiet_rng():
-            torch.manual_seed(seed)
+            manual_seed(seed)
             block = TransformerEncoderBlock(d_model, NUM_HEADS, d_ff, norm_first=norm_first)
         with torch.no_grad():
             for norm in (block.norm1, block.norm2):

@@ -33,12 +33,22 @@ from ..multihead import merge_heads
 from ..tasks.repeated import repeated_tokens
 from .core import export_checks
 from .spec import Case, CheckSpec, Mistake, TensorOut
-from .tensors import generator, quiet_rng
+from .tensors import generator, manual_seed, quiet_rng
 
 
 def _draw(gen: torch.Generator, low: int, high: int) -> int:
     """One whole number from low .. high (both included)."""
     return int(torch.randint(low, high + 1, (), generator=gen))
+
+
+def _batch_size(gen: torch.Generator, num_heads: int, one: bool) -> int:
+    """1 for a case of one sequence (``one``), else 2 or 3 but never the number of heads: an average over the wrong
+    axis then never has the right shape by chance, and a score taken from the first sequence only is wrong. The score
+    cases also draw seq − 1 and half above the number of heads."""
+    if one:
+        return 1
+    batch = _draw(gen, 2, 3)
+    return 5 - batch if batch == num_heads else batch
 
 
 ABOVE_DIAGONAL = (
@@ -51,19 +61,24 @@ ABOVE_DIAGONAL = (
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _batch_case(seed: int):
+def _learner_generator(seed: int) -> torch.Generator:
+    """The generator the exercise asks for: ``torch.Generator().manual_seed(seed)`` with the seed it is given."""
+    return torch.Generator().manual_seed(seed)
+
+
+def _batch_case(seed: int, one: bool = False):
     def build():
         gen = generator(seed)
-        batch_size, half, vocab_size = _draw(gen, 1, 4), _draw(gen, 3, 9), _draw(gen, 4, 12)
-        args = (batch_size, half, vocab_size, seed)
-        return args, repeated_tokens(batch_size, half, vocab_size, generator(seed))
+        batch_size, half, vocab_size = 1 if one else _draw(gen, 2, 4), _draw(gen, 3, 9), _draw(gen, 4, 12)
+        args = (batch_size, half, vocab_size, _draw(gen, 100, 99_999))  # the seed handed over: drawn too
+        return args, repeated_tokens(batch_size, half, vocab_size, _learner_generator(args[-1]))
 
     return build
 
 
 def _first(batch_size, half, vocab_size, seed, low=0, high=None):
     high = vocab_size if high is None else high
-    return torch.randint(low, high, (batch_size, half), generator=generator(seed))
+    return torch.randint(low, high, (batch_size, half), generator=_learner_generator(seed))
 
 
 def batch_interleaved(batch_size, half, vocab_size, seed):
@@ -71,7 +86,7 @@ def batch_interleaved(batch_size, half, vocab_size, seed):
 
 
 def batch_two_draws(batch_size, half, vocab_size, seed):
-    gen = generator(seed)
+    gen = _learner_generator(seed)
     first = torch.randint(vocab_size, (batch_size, half), generator=gen)
     return torch.cat([first, torch.randint(vocab_size, (batch_size, half), generator=gen)], dim=1)
 
@@ -87,7 +102,7 @@ def batch_on_batch_axis(batch_size, half, vocab_size, seed):
 
 
 def batch_half_is_length(batch_size, half, vocab_size, seed):
-    first = torch.randint(vocab_size, (batch_size, half // 2), generator=generator(seed))
+    first = torch.randint(vocab_size, (batch_size, half // 2), generator=_learner_generator(seed))
     return torch.cat([first, first], dim=1)
 
 
@@ -102,7 +117,8 @@ def batch_vocab_from_one(batch_size, half, vocab_size, seed):
 
 
 def batch_drawn_transposed(batch_size, half, vocab_size, seed):
-    first = torch.randint(vocab_size, (half, batch_size), generator=generator(seed)).T  # a valid batch, another draw
+    # a valid batch, another draw
+    first = torch.randint(vocab_size, (half, batch_size), generator=_learner_generator(seed)).T
     return torch.cat([first, first], dim=1)
 
 
@@ -192,7 +208,8 @@ BATCH_SPEC = CheckSpec(
     function="repeated_batch",
     arg_names=("batch_size", "half", "vocab_size", "seed"),
     output=TensorOut("(batch, 2·half)"),
-    cases=[Case(f"random sizes, draw {n + 1}", _batch_case(901 + 37 * n)) for n in range(4)],
+    cases=[Case("one sequence, random sizes", _batch_case(901, one=True))]
+    + [Case(f"random sizes, draw {n + 1}", _batch_case(901 + 37 * n)) for n in range(1, 4)],
     mistakes=BATCH_MISTAKES,
     success="A random first half, then the same again: the second half can only be predicted by looking back.",
     dtype_hint="Token ids are whole numbers: keep what torch.randint returns (int64), with no .float().",
@@ -222,10 +239,11 @@ def _planted(weights: torch.Tensor, offset: int) -> torch.Tensor:
 
 
 # --- previous_token_score ---------------------------------------------------------------------------------------
-def _previous_case(seed: int, plant: bool = False):
+def _previous_case(seed: int, plant: bool = False, one: bool = False):
     def build():
         gen = generator(seed)
-        batch, num_heads, seq = _draw(gen, 1, 3), _draw(gen, 2, 4), _draw(gen, 3, 9)
+        num_heads = _draw(gen, 2, 4)
+        batch, seq = _batch_size(gen, num_heads, one), _draw(gen, num_heads + 2, 9)
         weights = causal_weights(gen, batch, num_heads, seq)
         if plant:
             weights = _planted(weights, 1)
@@ -311,10 +329,11 @@ _DETECTOR_GRADIENT_HINT = (
 PREVIOUS_SPEC = CheckSpec(
     name="check_previous_token_score",
     function="previous_token_score",
+    own=("course_lib.attention_only", "previous_token_score"),
     arg_names=("weights",),
     output=TensorOut("(num_heads,)"),
     cases=[
-        Case("random sizes, random causal weights", _previous_case(911)),
+        Case("one sequence, random sizes, random causal weights", _previous_case(911, one=True)),
         Case("random sizes, head 0 mostly on the previous token", _previous_case(929, plant=True)),
         Case("random sizes, random causal weights, another draw", _previous_case(947)),
     ],
@@ -326,13 +345,13 @@ PREVIOUS_SPEC = CheckSpec(
 
 
 # --- prefix_matching_score --------------------------------------------------------------------------------------
-def _prefix_case(seed: int, plant: bool = False, heads: int | None = None):
-    """Random sizes from ``seed``; ``heads`` fixes the number of heads (the seeds above all happen to draw 4)."""
+def _prefix_case(seed: int, plant: bool = False, heads: int | None = None, one: bool = False):
+    """Random sizes from ``seed``; ``heads`` fixes the number of heads."""
 
     def build():
         gen = generator(seed)
-        batch, num_heads, half = _draw(gen, 1, 3), _draw(gen, 2, 4), _draw(gen, 3, 7)
-        num_heads = heads or num_heads
+        num_heads = heads or _draw(gen, 2, 4)
+        batch, half = _batch_size(gen, num_heads, one), _draw(gen, max(3, num_heads + 1), 7)
         weights = causal_weights(gen, batch, num_heads, 2 * half)
         if plant:
             weights = _planted(weights, half - 1)
@@ -453,10 +472,11 @@ PREFIX_MISTAKES = [
 PREFIX_SPEC = CheckSpec(
     name="check_prefix_matching_score",
     function="prefix_matching_score",
+    own=("course_lib.attention_only", "prefix_matching_score"),
     arg_names=("weights", "half"),
     output=TensorOut("(num_heads,)"),
     cases=[
-        Case("random sizes, random causal weights", _prefix_case(961)),
+        Case("one sequence, random sizes, random causal weights", _prefix_case(961, one=True)),
         Case("random sizes, head 0 mostly on the token after the earlier copy", _prefix_case(977, plant=True)),
         Case("random sizes, random causal weights, another draw", _prefix_case(993)),
         Case("random sizes, 2 heads", _prefix_case(1009, heads=2)),
@@ -478,7 +498,7 @@ def seeded_model(seed: int) -> AttentionOnlyLM:
     gen = generator(seed)
     vocab_size, num_heads, d_head, half = _draw(gen, 6, 12), _draw(gen, 2, 3), _draw(gen, 3, 6), _draw(gen, 4, 7)
     with quiet_rng():
-        torch.manual_seed(seed)
+        manual_seed(seed)
         model = AttentionOnlyLM(vocab_size, num_heads * d_head, num_heads, n_layers=2, max_len=2 * half)
         with torch.no_grad():
             model.token_embedding.weight.normal_(0.0, 1.0)

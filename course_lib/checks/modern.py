@@ -22,11 +22,13 @@ from ..rotary import apply_rotary
 from ..tiled_attention import online_softmax_step as reference_step
 from .core import export_checks
 from .spec import Case, CheckSpec, Mistake, TensorOut, TupleOut
+from .tensors import generator
 
 
 def _sizes(seed: int) -> tuple[int, int, int]:
-    g = torch.Generator().manual_seed(seed)
-    batch, seq = (int(v) for v in torch.randint(1, 4, (1,), generator=g)), int(torch.randint(3, 9, (1,), generator=g))
+    """batch 2–3 (more than one: a position counted along the batch shows), seq 3–8, an even d_head 4–12."""
+    g = generator(seed)
+    batch, seq = (int(v) for v in torch.randint(2, 4, (1,), generator=g)), int(torch.randint(3, 9, (1,), generator=g))
     return next(batch), seq, 2 * int(torch.randint(2, 7, (1,), generator=g))
 
 
@@ -39,7 +41,7 @@ def _rope(x, pairing="interleaved", first=0, sign=1.0):
 def _rope_case(seed):
     def build():
         batch, seq, d_head = _sizes(seed)
-        x = torch.randn(batch, seq, d_head, generator=torch.Generator().manual_seed(seed + 1))
+        x = torch.randn(batch, seq, d_head, generator=generator(seed + 1))
         return (x,), _rope(x)
 
     return build
@@ -140,7 +142,7 @@ def _attention(queries, keys, values, rotate_values=False):
 def _attention_case(seed):
     def build():
         batch, seq, d_head = _sizes(seed)
-        g = torch.Generator().manual_seed(seed + 2)
+        g = generator(seed + 2)
         q, k, v = (torch.randn(batch, seq, d_head, generator=g) for _ in range(3))
         return (q, k, v), _attention(q, k, v)
 
@@ -212,8 +214,8 @@ def _step_case(seed, first_block: bool = False, offset: float = 0.0):
     ``exp`` of a score overflows float32 unless the maximum is subtracted first."""
 
     def build():
-        g = torch.Generator().manual_seed(seed)
-        rows, tile, d_v = (int(v) for v in torch.randint(2, 7, (3,), generator=g))
+        g = generator(seed)
+        rows, tile, d_v = (2 + int(v) for v in torch.randperm(5, generator=g)[:3])  # 2–6, all three different
         if first_block:
             running_max, running_sum, output = (
                 torch.full((rows,), float("-inf")),
@@ -230,6 +232,8 @@ def _step_case(seed, first_block: bool = False, offset: float = 0.0):
                 torch.randn(tile + 1, d_v, generator=g),
             )
         scores = torch.randn(rows, tile, generator=g) * 2 + torch.linspace(-3, 3, rows)[:, None] + offset
+        if first_block:  # a row of only negative scores: a first block started from max 0 instead of −inf differs
+            scores[0] -= scores[0].amax().clamp_min(0) + 1
         values = torch.randn(tile, d_v, generator=g)
         args = (running_max, running_sum, output, scores, values)
         return args, reference_step(*args)
@@ -326,6 +330,7 @@ STEP_MISTAKES = [
 STEP_SPEC = CheckSpec(
     name="check_online_softmax_step",
     function="online_softmax_step",
+    own=("course_lib.tiled_attention", "online_softmax_step"),
     arg_names=("running_max", "running_sum", "output", "scores", "values"),
     output=TupleOut((("running_max", "(rows,)"), ("running_sum", "(rows,)"), ("output", "(rows, d_v)"))),
     cases=[

@@ -87,6 +87,7 @@ SPLIT_MISTAKES = [
 SPLIT_SPEC = CheckSpec(
     name="check_split_heads",
     function="split_heads",
+    own=("course_lib.multihead", "split_heads"),
     arg_names=("x", "num_heads"),
     output=TensorOut("(batch, num_heads, seq, d_head)"),
     cases=[
@@ -172,6 +173,7 @@ def _merge_diagnose(value, expected, args) -> str | None:
 MERGE_SPEC = CheckSpec(
     name="check_merge_heads",
     function="merge_heads",
+    own=("course_lib.multihead", "merge_heads"),
     arg_names=("x",),
     output=TensorOut("(batch, seq, num_heads * d_head)"),
     cases=[

@@ -163,6 +163,7 @@ def _diagnose(value, expected, args) -> str | None:
 SPEC = CheckSpec(
     name="check_positional_encoding",
     function="sinusoidal_encoding",
+    own=("course_lib.positions", "sinusoidal_encoding"),
     arg_names=("seq_len", "d_model"),
     output=TensorOut("(seq_len, d_model)"),
     cases=[

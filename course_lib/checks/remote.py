@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from . import core
+from . import core, tensors
 from .calling import RecordedFrame, TimeLimitExceeded
 from .core import LearnerCalls
 from .registry import EXERCISES
@@ -126,7 +126,7 @@ def harvest_check(spec: CheckSpec, function: Any) -> dict:
         return record
     passed_values = True
     for number, case in enumerate(spec.cases, 1):
-        args, _ = case.build()
+        args = case.build()[0]  # only the inputs: the sandbox never builds an expected result
         if number == 1:
             record["signature"] = calls.signature(spec, args)
             if record["signature"]:
@@ -144,6 +144,7 @@ def harvest_check(spec: CheckSpec, function: Any) -> dict:
                 "kind": "value",
                 "value": encode(value),
                 "changed": list(calls.changed(spec, number, before, learner_args)),
+                "delegated": calls.delegated(spec, number),
             }
         )
         if value is NotImplemented:
@@ -151,7 +152,7 @@ def harvest_check(spec: CheckSpec, function: Any) -> dict:
         passed_values = passed_values and core._tensors(value) is not None
     if spec.reference is not None and spec.trains and passed_values:
         for number, case in enumerate(spec.cases, 1):
-            args, _ = case.build()
+            args = case.build()[0]
             try:
                 record["gradients"].append(calls.gradients(spec, number, args))
             except KeyboardInterrupt:
@@ -162,7 +163,25 @@ def harvest_check(spec: CheckSpec, function: Any) -> dict:
 
 
 def harvest(exercise: str, namespace: Mapping[str, Any]) -> dict:
-    """Record what the learner's functions in ``namespace`` return on every check of ``exercise``."""
+    """Record what the learner's functions in ``namespace`` return on every check of ``exercise``.
+
+    Run it inside ``tensors.salt_scope(salt)`` and ``judge`` the record inside a scope of the same salt: both sides
+    then build the same inputs. Outside a scope both use ``UNSCOPED_SALT``."""
+    with _scope():
+        return _harvest(exercise, namespace)
+
+
+#: The salt of a harvest or judgement made outside any ``salt_scope`` (a grader that does not pass a salt yet):
+#: fixed, so that the two sides still agree (a sandbox does not see the grader's ``COURSE_CHECK_SALT``).
+UNSCOPED_SALT = 0
+
+
+def _scope():
+    salt = tensors.current_salt()
+    return tensors.salt_scope(UNSCOPED_SALT if salt is None else salt)
+
+
+def _harvest(exercise: str, namespace: Mapping[str, Any]) -> dict:
     checks = []
     for spec in EXERCISES[exercise].specs:
         try:
@@ -359,6 +378,11 @@ class Replay(LearnerCalls):
         _expect(case.get("kind") == "value", "a test record has an unknown kind")
         return decode(case.get("value"))
 
+    def delegated(self, spec: CheckSpec, number: int) -> bool:
+        delegated = self._case(number).get("delegated", False)
+        _expect(type(delegated) is bool, "a delegation flag is not True or False")
+        return delegated
+
     def changed(self, spec: CheckSpec, number: int, before: tuple, after: tuple) -> list[str]:
         changed = self._case(number).get("changed", [])
         _expect(
@@ -403,7 +427,13 @@ def judge(exercise: str, record: Any) -> list[dict]:
     """One result dict per check of ``exercise`` (``CheckResult.to_dict`` plus ``function``), from a harvest record.
 
     Never raises: a record that is missing, malformed or tampered with gives failed checks, never a pass.
+    Judge inside ``tensors.salt_scope`` with the salt the record was harvested with (see ``harvest``).
     """
+    with _scope():
+        return _judge_record(exercise, record)
+
+
+def _judge_record(exercise: str, record: Any) -> list[dict]:
     specs = EXERCISES[exercise].specs
     entries: dict[str, dict] = {}
     problem = None

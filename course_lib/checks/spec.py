@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .tensors import SALT_VARIABLE, current_salt
+
 PASSED, FAILED, ERROR, NOT_IMPLEMENTED, MISSING = "passed", "failed", "error", "not_implemented", "missing"
 
 
@@ -114,6 +116,9 @@ class CheckSpec:
                                        a loss); False only for the sampling filters, which run while a model
                                        generates, where nothing backpropagates. The one rule, in docs/exercises.md.
     gradient_hint / gradient_diagnose(learner_grads, reference_grads, args): what to say when they differ.
+    own:                               ``(module, name)`` of course_lib's own implementation of the function the
+                                       exercise asks for, e.g. ``("course_lib.attention", "softmax")``: a learner
+                                       function that calls it fails (other course_lib helpers stay allowed).
     time_limit:                        seconds one call may take, for a learner function that trains a model
                                        (default: ``TIME_LIMIT``); the grader adds it to a notebook's time budget.
     """
@@ -132,6 +137,7 @@ class CheckSpec:
     gradient_hint: str = ""
     gradient_diagnose: Callable[[dict, dict, tuple], str | None] | None = None
     dtype_hint: str = ""
+    own: tuple[str, str] | None = None
     time_limit: float | None = None
     atol: float = 1e-5
     rtol: float = 1e-4
@@ -152,7 +158,11 @@ def _result(
     where: str = "",
     location: str = "",
 ) -> CheckResult:
-    """One line per part: what is wrong, which test, where in the learner's code, the hint."""
+    """One line per part: what is wrong, which test (with the salt of its inputs), where in the learner's code, the
+    hint."""
+    salt = current_salt()
+    if where and salt is not None:
+        where = f"{where.removesuffix('.')} (inputs salt {salt}; set {SALT_VARIABLE}={salt} to repeat)."
     lines = [f"{ICONS[status]} {spec.name}: {text}"]
     lines += [f"   {part}" for part in (where, location) if part]
     if hint:

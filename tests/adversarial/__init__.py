@@ -6,7 +6,8 @@ ones, registered with ``@right(check)``, which the check must accept. ``tests/te
 
 ``mistake`` is the key the check must give: a key of the check's catalogue (then the code really makes that mistake),
 a generic key (``wrong_values``, ``wrong_shape``, ``not_finite``, ``wrong_dtype``, ``mutates_input``, ``no_gradient``,
-``wrong_gradient``: the message says what differs without naming a typical mistake), or ``None`` (the function raised
+``wrong_gradient``: the message says what differs without naming a typical mistake; ``delegates``: the function calls
+course_lib's own implementation of the function it should write), or ``None`` (the function raised
 an error the catalogue does not explain); a tuple allows several keys that are all true of the code. The solutions
 were written from how learners err, not from the catalogues; each key was added afterwards and checked against the
 code it describes.

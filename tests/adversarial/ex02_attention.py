@@ -340,21 +340,56 @@ def causal_float_mask_compared_with_zero(queries, keys, values):
 
 # ----------------------------------------------------------------------------------------------- delegation
 
-_DELEGATES = (
-    "a graded function that returns course_lib's own implementation of the same function passes: detecting it needs "
-    "the calling machinery (course_lib/checks/calling.py, owned by another helper), see the report"
-)
 
-
-@wrong(SOFTMAX, None, xfail=_DELEGATES)
+@wrong(SOFTMAX, "delegates")
 def softmax_delegates_to_course_lib(scores):
     from course_lib.attention import softmax
 
     return softmax(scores)
 
 
-@wrong(ATTENTION, None, xfail=_DELEGATES)
+@wrong(SOFTMAX, "delegates")
+def softmax_delegates_under_another_name(scores):
+    from course_lib.attention import softmax as stable_softmax  # an alias is still course_lib's softmax
+
+    return stable_softmax(scores)
+
+
+@wrong(SOFTMAX, "delegates")
+def softmax_delegates_through_the_module(scores):
+    import course_lib.attention
+
+    return course_lib.attention.softmax(scores)
+
+
+def _normalise(scores):
+    import course_lib
+
+    return course_lib.softmax(scores, dim=-1)
+
+
+@wrong(SOFTMAX, "delegates")
+def softmax_delegates_inside_a_helper(scores):
+    return _normalise(scores)  # the helper calls course_lib's softmax
+
+
+@wrong(ATTENTION, "delegates")
 def attention_delegates_to_course_lib(queries, keys, values):
     from course_lib.attention import scaled_dot_product_attention
 
     return scaled_dot_product_attention(queries, keys, values)[0]
+
+
+@right(ATTENTION)
+def attention_with_course_lib_softmax(queries, keys, values):
+    from course_lib.attention import softmax  # another course_lib helper: allowed
+
+    return softmax(_scores(queries, keys)) @ values
+
+
+@right(CAUSAL)
+def causal_with_course_lib_mask_and_softmax(queries, keys, values):
+    from course_lib.attention import causal_mask, softmax
+
+    scores = _scores(queries, keys).masked_fill(~causal_mask(keys.shape[-2]), float("-inf"))
+    return softmax(scores) @ values

@@ -84,7 +84,7 @@ def pe_integer_division(seq_len, d_model):
     return _interleave(torch.sin(angles), torch.cos(angles))
 
 
-@wrong(PE, "wrong_values")
+@wrong(PE, ("wrong_values", "wrong_base"))  # 10000^(2i/16) is 100^(2i/8): for d_model = 8, another base indeed
 def pe_d_model_written_in(seq_len, d_model):
     angles = _angles(seq_len, 16)[:, : d_model // 2]  # the printed example's d_model
     return _interleave(torch.sin(angles), torch.cos(angles))
@@ -139,7 +139,7 @@ def pe_numpy_float64_then_cast(seq_len, d_model):
     return torch.from_numpy(table).float()
 
 
-@wrong(PE, None, xfail="delegation to course_lib's own sinusoidal_encoding is not detected (see ex02_attention)")
+@wrong(PE, "delegates")
 def pe_delegates_to_course_lib(seq_len, d_model):
     from course_lib.positions import sinusoidal_encoding
 

@@ -547,7 +547,7 @@ def step_cache_detached(lm, cache_keys, cache_values, new_tokens):
     return logits, keys.detach(), values.detach()
 
 
-@wrong(TOP_K, None, xfail="delegation to course_lib's own top_k_filter is not detected (see ex02_attention)")
+@wrong(TOP_K, "delegates")
 def top_k_delegates_to_course_lib(logits, k):
     from course_lib.sampling import top_k_filter
 

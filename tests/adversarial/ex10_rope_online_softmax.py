@@ -351,7 +351,7 @@ def online_values_times_weights_transposed(running_max, running_sum, output, sco
     return new_max, rescale * running_sum + weights.sum(-1), rescale[:, None] * output + (values.T @ weights.T).T.T
 
 
-@wrong(ONLINE, None, xfail="delegation to course_lib's own online_softmax_step is not detected (see ex02_attention)")
+@wrong(ONLINE, "delegates")
 def online_delegates_to_course_lib(running_max, running_sum, output, scores, values):
     from course_lib.tiled_attention import online_softmax_step
 
