@@ -739,6 +739,29 @@ def test_the_console_lists_skipped_files_and_shows_no_warnings(class_run):
     assert "Warning" not in result.stderr and "MissingIDField" not in result.stdout + result.stderr, result.stderr
 
 
+def test_a_result_typed_in_for_one_salt_does_not_pass_the_grader(tmp_path):
+    """The experiment's results, copied for the seeds of one salt (here the salt a grader without salts would use),
+    pass a judge at that salt, and fail the grader, which draws a salt of its own for every run."""
+    from course_lib.checks import experiment, tensors
+
+    with tensors.salt_scope(remote.UNSCOPED_SALT):
+        table = {
+            seed: experiment.short_training(seed, residual=False).tolist()
+            for seed in map(experiment.check_seed, (1, 2))
+        }
+    source = f"import torch\nTABLE = {table!r}\ndef experiment(seed):\n    return torch.tensor(TABLE[seed])\n"
+    namespace: dict = {}
+    exec(source, namespace)
+    with tensors.salt_scope(remote.UNSCOPED_SALT):
+        replayed = remote.judge("ex05_layernorm_residual", remote.harvest("ex05_layernorm_residual", namespace))
+    assert {c["check"]: c["passed"] for c in replayed}["check_experiment"], "the copied results must pass at their salt"
+    path = tmp_path / "ex05_layernorm_residual.ipynb"
+    path.write_text(notebook_with(stubs("ex05_layernorm_residual"), source), encoding="utf-8")
+    graded = grading.grade_notebook(path, "ex05_layernorm_residual", timeout=30)
+    verdicts = {check["check"]: check for check in graded.checks}
+    assert not verdicts["check_experiment"]["passed"], verdicts["check_experiment"]["message"]
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "-1", "0"])
 def test_a_timeout_that_is_not_a_positive_number_is_refused(value, tmp_path, capsys):
     (tmp_path / "subs").mkdir()
