@@ -331,7 +331,9 @@ def _read_outcome(graded: Graded, outcome: sandbox.Outcome, exercise: str, remot
         graded.status = "timeout"
         graded.detail = f"code cell {stopped} did not finish within the time for the cells; later cells did not run"
     elif not reports and not outcome.timed_out:  # a cell ended the process: its functions were still judged
-        graded.cell_errors.append("the notebook's process ended while its cells ran (os._exit, a crash, out of memory)")
+        graded.cell_errors.append(
+            "the notebook's process died while its cells ran (os._exit, a crash, or out of memory)"
+        )
     if isinstance(payload.get("harvest_error"), str) and "record" not in payload:
         why = payload["harvest_error"].split(": ", 1)[-1][:200]
         graded.detail = (graded.detail + "; " if graded.detail else "") + f"the checks' calls could not finish: {why}"
