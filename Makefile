@@ -56,7 +56,7 @@ hub-proxy: $(HUB_PROXY)
 
 # The suite runs on two processes (pytest-xdist): each test module and each notebook (its cells share one kernel, in
 # order) goes whole to one of them. PARALLEL= runs it on one.
-PARALLEL ?= -n 2 --dist loadfile
+PARALLEL ?= -n 2 --dist loadfile --no-loadscope-reorder
 
 # Where npm exists, `make test` installs the proxy first (the hub test needs it; it fails in CI without it).
 test: install-dev $(if $(shell command -v npm 2>/dev/null),$(HUB_PROXY),)

@@ -7,3 +7,23 @@ import os
 # and not at the root: a conftest.py at the root would put the repository first on sys.path, and the mutation tests
 # (tests/test_mutations.py) need their mutated copy of course_lib to be the one imported.
 os.environ.setdefault("COURSE_RECORD", "off")
+
+# The suite's longest modules, longest first (measured: benchmarks/README.md). `make test` runs on two processes with
+# `--dist loadfile --no-loadscope-reorder`: each module goes whole to whichever process is free, in the order below
+# and then in collection order. Starting the long ones first keeps both processes busy to the end; pytest-xdist's own
+# order (most tests first) used to leave these single long tests for last, with one process idle while they ran.
+LONGEST_FIRST = (
+    "tests/test_portable.py",
+    "tests/test_contributing.py",
+    "tests/browser/test_notebooks_browser.py",
+    "tests/test_hub.py",
+    "tests/test_grading_sandbox.py",
+    "tests/browser/test_site_browser.py",
+    "tests/browser/test_slides_fit_browser.py",
+    "tests/test_mutations.py",
+)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    rank = {path: index for index, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep their order
