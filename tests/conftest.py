@@ -7,6 +7,11 @@ import os
 # and not at the root: a conftest.py at the root would put the repository first on sys.path, and the mutation tests
 # (tests/test_mutations.py) need their mutated copy of course_lib to be the one imported.
 os.environ.setdefault("COURSE_RECORD", "off")
+# One CPU thread per process, as the notebooks use (course_lib.set_seed): the suite runs on two processes on two cores,
+# and a process whose PyTorch splits tiny matrix products over both cores waits on the other process's core (set
+# before anything imports torch; the kernels, the graders and the subprocesses the tests start inherit it).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 # The suite's longest modules, longest first (measured: benchmarks/README.md). `make test` runs on two processes with
 # `--dist loadfile --no-loadscope-reorder`: each module goes whole to whichever process is free, in the order below
