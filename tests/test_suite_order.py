@@ -1,4 +1,4 @@
-"""The suite's order on two processes: the longest modules start first (tests/conftest.py, ``LONGEST_FIRST``)."""
+"""The suite on two processes: the longest modules start first, and PyTorch uses one thread (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -38,3 +38,11 @@ def test_the_longest_modules_come_first_and_the_rest_keep_their_order():
         "tests/test_a.py::test_two",
         "tests/test_b.py::test",
     ]
+
+
+def test_pytorch_runs_on_the_threads_conftest_sets_before_torch_is_imported():
+    import os
+
+    import torch
+
+    assert torch.get_num_threads() == int(os.environ["OMP_NUM_THREADS"]), "torch was imported before tests/conftest.py"
