@@ -69,8 +69,10 @@ test: install-dev $(if $(shell command -v npm 2>/dev/null),$(HUB_PROXY),)
 FAST_SKIP := --ignore=tests/browser --ignore=tests/test_grading_sandbox.py --ignore=tests/test_site.py \
 	--ignore=tests/test_make_lab.py --ignore=tests/test_hub.py \
 	--deselect=tests/test_exercise_tooling.py::test_grading_survives_crashing_and_hanging_submissions
+# It runs on two processes too (FAST_PARALLEL= runs it on one), test by test: no module holds a shared kernel.
+FAST_PARALLEL ?= -n 2
 test-fast: install-dev
-	$(BIN)/python -m pytest tests $(FAST_SKIP) -m "not slow and not browser and not hub" -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests $(FAST_SKIP) -m "not slow and not browser and not hub" -q $(FAST_PARALLEL) $(PYTEST_ARGS)
 
 # One notebook (NB=04) as the full suite tests it: executed with nbval, its exercise solution too, its quiz bank checked,
 # and the tests that read it (-k its number). Files come from the syllabus (course_lib/syllabus.py).
