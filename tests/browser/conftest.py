@@ -424,11 +424,15 @@ class NotebookPage:
         ]
 
     def widget_views(self) -> list[str]:
-        """Texts of widget outputs (``application/vnd.jupyter.widget-view+json``). With no kernel, JupyterLab never
-        loads a widget's model, so such an output stays "Loading widget..." for ever: a stored notebook needs none."""
-        return self.notebook.locator(
-            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.widget-view+json"]'
-        ).all_inner_texts()
+        """Texts of widget outputs: shown as ``application/vnd.jupyter.widget-view+json`` or still "Loading
+        widget..." (the widget view's own text until its model loads; it sets no mime type on the node). With no
+        kernel, JupyterLab never loads a widget's model, so such an output stays so for ever."""
+        return self.notebook.evaluate(
+            """notebook => Array.from(notebook.querySelectorAll('.jp-OutputArea-output'))
+                .filter(output => output.dataset.mimeType === 'application/vnd.jupyter.widget-view+json'
+                    || output.textContent.trim().startsWith('Loading widget'))
+                .map(output => output.textContent.trim())"""
+        )
 
     def error_outputs(self) -> list[str]:
         """Error outputs (tracebacks) in the notebook, as text."""
