@@ -7,9 +7,15 @@ Reusable by any browser test in this folder:
   data folders are temporary too; the venv's kernelspec ("python3") and lab extensions (widgets) stay visible.
 - ``browser`` (session): headless Chromium driven by Playwright. Skipped with a clear reason when there is no
   browser, except when the environment variable ``CI`` is set: there a missing browser is a failure.
-- ``open_notebook`` (per test): ``nb = open_notebook("notebooks/07_knowledge_check.ipynb")`` opens a notebook in a
-  fresh browser page and returns a ``NotebookPage`` with ``run_all()``, ``wait_until_idle()``, ``widget_errors()``,
-  ``error_outputs()`` and ``screenshot(name)``. A failing test leaves a screenshot in ``test-output/``.
+- ``lab_context`` (session): the browser context (1280×900) the JupyterLab pages share, so that the app's scripts
+  come from its cache after the first load.
+- ``open_notebook`` (per test): ``nb = open_notebook("notebooks/07_knowledge_check.ipynb")`` starts the notebook's
+  kernel on the server, opens the notebook in a new page (which connects to that kernel) and returns a
+  ``NotebookPage`` with ``run_all()``, ``wait_until_idle()``, ``widget_errors()``, ``widget_views()``,
+  ``error_outputs()`` and ``screenshot(name)``. A failing test leaves a screenshot in ``test-output/``. Afterwards
+  its pages close and the kernels shut down in the background.
+- ``kernel_free_lab`` (per module): ``nb = kernel_free_lab(path)`` opens notebooks one after another in one
+  JupyterLab page, each with no kernel at all (nothing is started or connected), to look at the stored outputs.
 
 Example::
 
@@ -31,6 +37,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -100,9 +107,12 @@ class LabServer:
         """Browser URL that opens ``path`` (relative to the root, e.g. ``notebooks/07_knowledge_check.ipynb``)."""
         return f"{self.base_url}/lab/tree/{path}?token={self.token}"
 
-    def api(self, method: str, endpoint: str) -> object:
+    def api(self, method: str, endpoint: str, body: dict | None = None) -> object:
         request = urllib.request.Request(
-            f"{self.base_url}/api/{endpoint}", method=method, headers={"Authorization": f"token {self.token}"}
+            f"{self.base_url}/api/{endpoint}",
+            method=method,
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
+            data=None if body is None else json.dumps(body).encode(),
         )
         with urllib.request.urlopen(request, timeout=10) as reply:
             body = reply.read()
@@ -117,6 +127,26 @@ class LabServer:
                 self.api("DELETE", f"kernels/{kernel['id']}")
         except (urllib.error.URLError, OSError, ValueError):
             pass
+
+    def shutdown_kernels_in_background(self) -> threading.Thread:
+        """``shutdown_kernels`` in a thread: a kernel takes seconds to exit, and the next test need not wait."""
+        thread = threading.Thread(target=self.shutdown_kernels, daemon=True)
+        thread.start()
+        return thread
+
+    def start_session(self, path: str) -> None:
+        """Start the kernel of the notebook at ``path`` (its kernelspec's) as the page would, before the page loads:
+        JupyterLab then connects the notebook to this session instead of starting one, and the kernel boots while
+        the app loads. Nothing happens for a notebook without a kernelspec."""
+        notebook = json.loads((self.root_dir / path).read_text(encoding="utf-8"))
+        name = notebook.get("metadata", {}).get("kernelspec", {}).get("name")
+        if not name:
+            return
+        body = {"path": path, "name": Path(path).name, "type": "notebook", "kernel": {"name": name}}
+        try:
+            self.api("POST", "sessions", body)
+        except (urllib.error.URLError, OSError, ValueError) as error:  # the page starts the kernel itself then
+            print(f"could not start the kernel of {path} before the page: {error}")
 
 
 def _copy_course(root: Path) -> None:
@@ -172,6 +202,7 @@ def lab_server(tmp_path_factory) -> LabServer:
                 "--LabApp.news_url=",
                 "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                 "--ServerApp.allow_root=True",  # harmless for an ordinary user; containers and CI often run as root
+                "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: open notebooks without a page load
             ]
             process = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, cwd=root, env=env, start_new_session=True
@@ -249,13 +280,14 @@ def browser(chromium_executable):
 class NotebookPage:
     """One notebook open in JupyterLab, with the few actions and checks the browser tests need."""
 
-    def __init__(self, page, server: LabServer, path: str):
+    def __init__(self, page, server: LabServer, path: str, listen: bool = True):
         self.page = page
         self.server = server
         self.path = path
         self.console_errors: list[str] = []
-        page.on("console", lambda message: message.type == "error" and self.console_errors.append(message.text))
-        page.on("pageerror", lambda error: self.console_errors.append(str(error)))
+        if listen:  # the page's console errors (a page shared by several notebooks listens through none of them)
+            page.on("console", lambda message: message.type == "error" and self.console_errors.append(message.text))
+            page.on("pageerror", lambda error: self.console_errors.append(str(error)))
 
     @property
     def notebook(self):
@@ -266,6 +298,18 @@ class NotebookPage:
         self.page.goto(self.server.url(self.path), wait_until="domcontentloaded", timeout=timeout * 1000)
         self.notebook.locator(".jp-Cell").first.wait_for(timeout=timeout * 1000)
         self.wait_for_kernel(timeout=timeout)
+        return self
+
+    def open_without_kernel(self, timeout: float = 30.0) -> NotebookPage:
+        """Open the notebook in the JupyterLab already loaded in this page, with no kernel, and wait until every
+        stored output has its output view in the page (each is rendering or rendered). See ``kernel_free_lab``."""
+        started = self.page.evaluate(OPEN_WITHOUT_KERNEL, self.path)
+        assert started is None, f"{self.path} was opened with {started}: its outputs must display without a kernel"
+        try:
+            self.page.wait_for_function(ALL_OUTPUTS_SHOWN, timeout=timeout * 1000)
+        except Exception as error:  # Playwright's TimeoutError: say which cells lack outputs
+            missing = self.page.evaluate(MISSING_OUTPUTS)
+            raise AssertionError(f"stored outputs not shown after {timeout:.0f} s in cells {missing}") from error
         return self
 
     def kernel(self) -> dict:
@@ -331,44 +375,44 @@ class NotebookPage:
         self.page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).first.click()
         label = self.page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$"))
         self.page.locator(".lm-Menu-item:visible").filter(has=label).first.click()
-        deadline = time.monotonic() + 15
-        while self.cell_states() == before and time.monotonic() < deadline:  # wait for the run to start
-            self.page.wait_for_timeout(100)
+        try:  # wait for the run to start (the prompts change), in the page
+            self.page.wait_for_function(
+                f"before => JSON.stringify(({CELL_STATES})()) !== before",
+                arg=json.dumps([list(state) for state in before]),
+                polling=100,
+                timeout=15_000,
+            )
+        except Exception:  # Playwright's TimeoutError: wait_until_idle says what the page shows
+            pass
         self.wait_until_idle(timeout=timeout)
 
     def cell_states(self) -> list[tuple[str, bool]]:
         """(input prompt, has source) for every code cell, e.g. ``("[3]:", True)`` or ``("[*]:", True)``."""
-        return [
-            tuple(state)
-            for state in self.notebook.evaluate(
-                """notebook => Array.from(notebook.querySelectorAll('.jp-CodeCell')).map(cell => [
-                    (cell.querySelector('.jp-InputPrompt')?.textContent || '').trim(),
-                    (cell.querySelector('.jp-InputArea-editor')?.textContent || '').trim().length > 0,
-                ])"""
-            )
-        ]
+        return [tuple(state) for state in self.page.evaluate(CELL_STATES)]
 
     def wait_until_idle(self, timeout: float = 60.0) -> None:
-        """Wait until no cell is queued or running ([*]) and the kernel is idle, for half a second in a row, and
-        either every non-empty code cell has run or the run stopped at an error."""
+        """Wait until no cell is queued or running ([*]) and the kernel is idle (in the page's execution indicator
+        and on the server), for half a second in a row, and either every non-empty code cell has run or the run
+        stopped at an error. The page checks itself every 250 ms (one script, no round trip per check); the server
+        is asked once the page is settled."""
         deadline = time.monotonic() + timeout
-        settled_since = None
+        self.page.evaluate("() => { window.courseSettledSince = null; }")
         while True:
-            states = self.cell_states()
-            running = any(prompt.startswith("[*") for prompt, _ in states)
-            all_ran = all(prompt[1:2].isdigit() for prompt, has_source in states if has_source)
-            idle = self.kernel_status() == "idle" and self.kernel_state() == "idle"
-            if idle and not running and (all_ran or self.error_outputs()):
-                settled_since = settled_since or time.monotonic()
-                if time.monotonic() - settled_since > 0.5:
-                    return
-            else:
-                settled_since = None
-            if time.monotonic() > deadline:
-                raise AssertionError(
-                    f"cells still running after {timeout:.0f} s: prompts {[p for p, _ in states]}, kernel {self.kernel_status()!r}"
+            try:
+                self.page.wait_for_function(
+                    SETTLED, arg=500, polling=250, timeout=max(1.0, deadline - time.monotonic()) * 1000
                 )
-            self.page.wait_for_timeout(200)
+            except Exception as error:  # Playwright's TimeoutError
+                states = self.cell_states()
+                raise AssertionError(
+                    f"cells still running after {timeout:.0f} s: prompts {[p for p, _ in states]}, "
+                    f"kernel {self.kernel_status()!r} in the page, {self.kernel_state()!r} on the server"
+                ) from error
+            if self.kernel_state() == "idle":
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the server says the kernel is {self.kernel_state()!r} after {timeout:.0f} s")
+            self.page.evaluate("() => { window.courseSettledSince = null; }")  # half a second in a row again
 
     def widget_errors(self) -> list[str]:
         """Texts of outputs where a widget failed to display (only outputs are searched, not the prose)."""
@@ -379,6 +423,17 @@ class NotebookPage:
             for line in text.splitlines()
             if "Error displaying widget" in line or "Error rendering" in line
         ]
+
+    def widget_views(self) -> list[str]:
+        """Texts of widget outputs: shown as ``application/vnd.jupyter.widget-view+json`` or still "Loading
+        widget..." (the widget view's own text until its model loads; it sets no mime type on the node). With no
+        kernel, JupyterLab never loads a widget's model, so such an output stays so for ever."""
+        return self.notebook.evaluate(
+            """notebook => Array.from(notebook.querySelectorAll('.jp-OutputArea-output'))
+                .filter(output => output.dataset.mimeType === 'application/vnd.jupyter.widget-view+json'
+                    || output.textContent.trim().startsWith('Loading widget'))
+                .map(output => output.textContent.trim())"""
+        )
 
     def error_outputs(self) -> list[str]:
         """Error outputs (tracebacks) in the notebook, as text."""
@@ -394,6 +449,64 @@ class NotebookPage:
         return path
 
 
+# (input prompt, has source) for every code cell of the notebook on show
+CELL_STATES = """() => Array.from(document.querySelectorAll(
+    '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell')).map(cell => [
+        (cell.querySelector('.jp-InputPrompt')?.textContent || '').trim(),
+        (cell.querySelector('.jp-InputArea-editor')?.textContent || '').trim().length > 0,
+    ])"""
+# True once the notebook on show has been settled for ``settleMs`` in a row: no cell queued or running, the execution
+# indicator idle, and every non-empty code cell run or an error output shown (the same selectors as the methods)
+SETTLED = f"""settleMs => {{
+    const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+    const prompts = ({CELL_STATES})();
+    const running = prompts.some(([prompt]) => prompt.startsWith('[*'));
+    const allRan = prompts.every(([prompt, hasSource]) => !hasSource || /^\\[\\d/.test(prompt));
+    const indicator = panel && panel.querySelector('.jp-Notebook-ExecutionIndicator');
+    const idle = !!indicator && indicator.getAttribute('data-status') === 'idle';
+    const failed = !!panel && !!panel.querySelector(
+        '.jp-Notebook .jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"], '
+        + '.jp-Notebook .jp-RenderedText[data-mime-type="application/vnd.jupyter.error"]');
+    const now = performance.now();
+    if (!(idle && !running && (allRan || failed))) {{ window.courseSettledSince = null; return false; }}
+    window.courseSettledSince = window.courseSettledSince || now;
+    return now - window.courseSettledSince > settleMs;
+}}"""
+# The page scripts behind ``NotebookPage.open_without_kernel``. JupyterLab has no setting that stops a notebook from
+# starting its kernel; the Notebook widget factory's ``preferKernel`` and ``canStartKernel`` decide, and they are
+# read-only properties over these two fields. The script checks that the change took.
+OPEN_WITHOUT_KERNEL = """async path => {
+    const app = window.jupyterapp;
+    await app.restored;
+    const factory = app.docRegistry.getWidgetFactory('Notebook');
+    factory._preferKernel = false;
+    factory._canStartKernel = false;
+    if (factory.preferKernel !== false || factory.canStartKernel !== false) {
+        throw new Error('this JupyterLab cannot be told to open a notebook without a kernel');
+    }
+    for (const widget of Array.from(app.shell.widgets('main'))) {
+        if (widget.context) widget.dispose();  // the previous notebook: no "save changes?" dialog
+    }
+    const panel = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+    await panel.context.ready;
+    await panel.sessionContext.ready;
+    await panel.revealed;
+    window.courseNotebook = panel;
+    const session = panel.sessionContext.session;
+    return session ? `the kernel ${session.kernel && session.kernel.name}` : null;
+}"""
+# every cell of the open notebook is in the page, and every stored output of a code cell has its view
+ALL_OUTPUTS_SHOWN = """() => {
+    const notebook = window.courseNotebook && window.courseNotebook.content;
+    return !!notebook && notebook.widgets.length === notebook.model.cells.length && notebook.widgets.every(
+        cell => cell.model.type !== 'code' || cell.outputArea.widgets.length === cell.model.outputs.length);
+}"""
+MISSING_OUTPUTS = """() => window.courseNotebook.content.widgets
+    .map((cell, index) => [index, cell])
+    .filter(([, cell]) => cell.model.type === 'code' && cell.outputArea.widgets.length !== cell.model.outputs.length)
+    .map(([index]) => index)"""
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -401,17 +514,25 @@ def pytest_runtest_makereport(item, call):
     setattr(item, f"report_{report.when}", report)
 
 
+@pytest.fixture(scope="session")
+def lab_context(browser):
+    """The browser context (1280×900) of the JupyterLab tests, shared so that the app's scripts load from its cache
+    after the first page; each test opens pages of its own in it and closes them."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(30_000)
+    yield context
+    context.close()
+
+
 @pytest.fixture
-def open_notebook(browser, lab_server, request):
-    """``open_notebook(path)`` → a ``NotebookPage`` in a fresh browser context (1280×900)."""
-    contexts = []
+def open_notebook(lab_context, lab_server, request):
+    """``open_notebook(path)`` → a ``NotebookPage``: a new page (1280×900) with JupyterLab showing the notebook, its
+    kernel (started on the server just before the page loads, see ``LabServer.start_session``) idle."""
     pages: list[NotebookPage] = []
 
     def opener(path: str, timeout: float = 45.0) -> NotebookPage:
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        context.set_default_timeout(30_000)
-        contexts.append(context)
-        notebook_page = NotebookPage(context.new_page(), lab_server, path)
+        lab_server.start_session(path)
+        notebook_page = NotebookPage(lab_context.new_page(), lab_server, path)
         pages.append(notebook_page)
         return notebook_page.open(timeout=timeout)
 
@@ -424,6 +545,25 @@ def open_notebook(browser, lab_server, request):
                 print(f"screenshot of the failure: {saved}")
             except Exception:  # a crashed page cannot be photographed; the failure itself is what matters
                 pass
-    for context in contexts:
-        context.close()
-    lab_server.shutdown_kernels()
+    for notebook_page in pages:
+        notebook_page.page.close()
+    lab_server.shutdown_kernels_in_background()
+
+
+@pytest.fixture(scope="module")
+def kernel_free_lab(lab_context, lab_server):
+    """One browser page with JupyterLab loaded once (a fresh workspace), for opening notebooks with no kernel.
+
+    ``kernel_free_lab(path)`` closes the notebook opened before (if any), opens ``path`` with the app's
+    ``docmanager:open`` command (no page load: a fraction of a second instead of seconds), with no kernel started
+    or connected, and returns a ``NotebookPage`` once every stored output has its view in the page.
+    """
+    page = lab_context.new_page()
+    page.goto(f"{lab_server.base_url}/lab?reset&token={lab_server.token}", wait_until="domcontentloaded")
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=60_000)
+
+    def opener(path: str, timeout: float = 30.0) -> NotebookPage:
+        return NotebookPage(page, lab_server, path, listen=False).open_without_kernel(timeout=timeout)
+
+    yield opener
+    page.close()
