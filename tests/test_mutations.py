@@ -5,6 +5,7 @@ and runs the equivalence tests against the broken copy: they have to fail. A mut
 tests cannot tell a correct block from a wrong one.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -81,54 +82,115 @@ MUTATIONS = {
 }
 
 
+# The equivalence tests of each mutated file run first: ``-x`` stops at the first failure, so a caught mutation costs
+# only those; the rest of tests/test_equivalence.py still runs after them, so a mutation that only another test
+# catches is caught as before (the tests are independent: their order changes nothing else).
+FIRST = {
+    "attention.py": ("test_sdpa_", "test_softmax_", "test_fully_masked_", "test_scaling_"),
+    "multihead.py": ("test_multihead_", "test_split_and_merge_"),
+    "positions.py": ("test_sinusoidal_",),
+    "blocks.py": ("test_layernorm_", "test_residual_", "test_encoder_"),
+    "recurrent.py": ("test_vanilla_rnn_",),
+}
+
+PYTEST_ARGS = [
+    "-x",
+    "-q",
+    "-p",
+    "no:cacheprovider",
+    "-o",
+    "addopts=",
+    # plugins the equivalence tests do not use: they cost two of the ~3 s of each run's start
+    "-p",
+    "no:nbval",
+    "-p",
+    "no:xdist",
+    "-p",
+    "no:hypothesispytest",
+    "-p",
+    "no:anyio",
+]
+
+# One process imports torch and pytest once (no course_lib, no torch op), then forks one child per mutated copy: the
+# child puts its copy first on sys.path, runs the equivalence tests on it (``pytest.main``) into output.txt in the
+# copy's folder, and writes there its exit code and the file of the course_lib its tests imported.
+RUNNER = """
+import json, os, sys
+
+import pytest
+import torch  # noqa: F401  (shared by the children; no course_lib is imported here)
+
+tests, args = sys.argv[1], json.loads(sys.argv[2])
+for folder, first in json.loads(sys.argv[3]):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.chdir(folder)
+            sys.path.insert(0, folder)
+            log = os.open("output.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            os.dup2(log, 1)
+            os.dup2(log, 2)
+
+            class RelevantFirst:
+                @pytest.hookimpl(trylast=True)
+                def pytest_collection_modifyitems(self, items):
+                    items.sort(key=lambda item: not item.name.startswith(tuple(first)))
+
+            code = int(pytest.main([tests, *args, "--rootdir", folder], plugins=[RelevantFirst()]))
+            imported = getattr(sys.modules.get("course_lib"), "__file__", None)
+            with open("result.json", "w") as handle:
+                json.dump({"code": code, "imported": imported}, handle)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
+    os.waitpid(pid, 0)
+"""
+
+
+@pytest.fixture(scope="module")
+def mutation_runs(request, tmp_path_factory) -> dict[str, Path]:
+    """name → the folder of its mutated copy of course_lib, after the equivalence tests ran on it (the mutations of
+    the tests selected in this session, all in one runner process)."""
+    names = [
+        item.callspec.params["name"]
+        for item in request.session.items
+        if getattr(item, "originalname", None) == "test_equivalence_tests_catch_the_mutation"
+    ]
+    folders, jobs = {}, []
+    for name in dict.fromkeys(names):
+        filename, original, broken = MUTATIONS[name]
+        folder = tmp_path_factory.mktemp("mutant")
+        package = folder / "course_lib"
+        shutil.copytree(ROOT / "course_lib", package, ignore=shutil.ignore_patterns("__pycache__"))
+        source = (package / filename).read_text(encoding="utf-8")
+        assert source.count(original) == 1, f"mutation target not found once in {filename}: {original!r}"
+        (package / filename).write_text(source.replace(original, broken), encoding="utf-8")
+        folders[name] = folder
+        jobs.append((str(folder), FIRST[filename]))
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    runner = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(ROOT / "tests" / "test_equivalence.py"), json.dumps(PYTEST_ARGS),
+         json.dumps(jobs)],
+        cwd=tmp_path_factory.getbasetemp(), env=env, capture_output=True, text=True, timeout=300 + 60 * len(jobs),
+    )  # fmt: skip
+    assert runner.returncode == 0, runner.stdout[-2000:] + runner.stderr[-2000:]
+    return folders
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(MUTATIONS))
-def test_equivalence_tests_catch_the_mutation(name, tmp_path):
-    filename, original, broken = MUTATIONS[name]
-    package = tmp_path / "course_lib"
-    shutil.copytree(ROOT / "course_lib", package, ignore=shutil.ignore_patterns("__pycache__"))
-    source = (package / filename).read_text(encoding="utf-8")
-    assert source.count(original) == 1, f"mutation target not found once in {filename}: {original!r}"
-    (package / filename).write_text(source.replace(original, broken), encoding="utf-8")
-
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            str(ROOT / "tests" / "test_equivalence.py"),
-            "-x",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-o",
-            "addopts=",
-            # plugins the equivalence tests do not use: they cost two of the ~3 s of each run's start
-            "-p",
-            "no:nbval",
-            "-p",
-            "no:xdist",
-            "-p",
-            "no:hypothesispytest",
-            "--rootdir",
-            str(tmp_path),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+def test_equivalence_tests_catch_the_mutation(name, mutation_runs):
+    folder = mutation_runs[name]
+    output = (folder / "output.txt").read_text(encoding="utf-8", errors="replace")
+    assert (folder / "result.json").exists(), f"the equivalence tests did not finish on '{name}':\n{output[-2000:]}"
+    result = json.loads((folder / "result.json").read_text(encoding="utf-8"))
+    assert str(result["imported"]).startswith(str(folder / "course_lib")), (
+        f"the broken copy must be the one imported, not {result['imported']}"
     )
-    check = subprocess.run(
-        [sys.executable, "-c", "import course_lib, sys; print(course_lib.__file__)"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
+    assert result["code"] == 1, (
+        f"the equivalence tests did not catch '{name}' (exit {result['code']}):\n{output[-2000:]}"
     )
-    assert str(tmp_path) in check.stdout, "the broken copy must be the one imported"
-    assert result.returncode == 1, f"the equivalence tests did not catch '{name}':\n{result.stdout[-2000:]}"
 
 
 # ---------------------------------------------------------------------------------------------------------------
