@@ -1,14 +1,17 @@
 """The course website (``make site``) in headless Chromium: every page, offline.
 
 Builds the site from the repository into a temporary folder (it must take under a minute), serves it on 127.0.0.1,
-and opens every page with every request that would leave the machine refused and recorded. Each page must load with
-no failed request and no console error, MathJax (the local copy) must typeset every formula (no error, no ``$...$``
-left as text), and every image must load. Then the navigation: following "next" from the home page walks through
-every page in reading order, and the contents column of every page links to every page. At 1,400 px and 390 px
-(a phone): no page scrolls sideways (code and outputs scroll inside their blocks, never wrapped), the contents fold
-away on the phone only, and each page's own contents list links to its headings. The search finds "softmax" and
-"KV cache" on the served site and on the site opened from disk (file://). Screenshots of the home page, lesson 02 and
-exercise 02 at both widths go to test-output/site/ (gitignored): look at them after a layout change.
+and opens every page once at 1,400 px (desktop) and once at 390 px (a phone), with every request that would leave the
+machine refused and recorded; all the per-page checks read what they need from that one load (the ``visit``
+fixture), one test per page and width. Each page must load with no failed request and no console error, MathJax (the
+local copy) must typeset every formula (no error, no ``$...$`` left as text), and every image must load. The
+navigation: following "next" from the home page walks through every page in reading order and "previous" leads back
+one page (the links' targets, resolved by the browser, are read from the loaded pages: each must be a page of the site
+that loaded without a problem, and the link must be where a click lands), and the contents column of every page links
+to every page. At both widths: no page scrolls sideways (code and outputs scroll inside their blocks, never wrapped),
+the contents fold away on the phone only, and each page's own contents list links to its headings. The search finds
+"softmax" and "KV cache" on the served site and on the site opened from disk (file://). Screenshots of the home page,
+lesson 02 and exercise 02 at both widths go to test-output/site/ (gitignored): look at them after a layout change.
 """
 
 from __future__ import annotations
@@ -65,20 +68,8 @@ def served(built_site):
 
 @pytest.fixture(scope="module")
 def context(browser, served):
-    """A browser context in which every request that does not go to the local server is recorded and refused."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(30_000)
-    context.left_the_machine = []
-
-    def guard(route):
-        url = route.request.url
-        if url.startswith((served, "data:", "about:", "blob:")):
-            route.continue_()
-        else:
-            context.left_the_machine.append(url)
-            route.abort()
-
-    context.route("**/*", guard)
+    """A 1,280 px wide context (see ``guarded_context``) for the search and the explorer."""
+    context = guarded_context(browser, served, 1280, 900)
     yield context
     context.close()
 
@@ -102,96 +93,41 @@ def page_ids(site):
     return [page.out for page in site.pages]
 
 
-@pytest.mark.parametrize(
-    "index", range(len(site_module.collect_pages())), ids=lambda i: site_module.collect_pages()[i].out
-)
-def test_every_page_renders_offline(index, built_site, served, context):
-    page_info = built_site.pages[index]
-    page, problems = open_page(context, served + page_info.out)
-    try:
-        assert problems == [], problems
-        assert context.left_the_machine == [], f"requests that would leave the machine: {context.left_the_machine}"
-        assert page.locator(".MathJax_Error, .merror, mjx-merror").count() == 0, "MathJax reported an error"
-        left = page.evaluate(UNTYPESET_MATH)
-        assert left == [], f"formulas left as TeX: {left[:5]}"
-        images = page.evaluate("() => Array.from(document.images).map(i => [i.complete && i.naturalWidth > 0, i.alt])")
-        assert all(loaded for loaded, _ in images), (
-            f"{sum(not ok for ok, _ in images)} of {len(images)} images did not load"
-        )
-        if page_info.section == "notebooks":
-            from course_lib.tools.publish import colab
-
-            expected = 1 if colab.repository() else 0  # no published address yet: no Colab or Binder link at all
-            assert page.locator(".run-links a", has_text="Open in Colab").count() == expected
-            assert page.locator(".run-links a", has_text="Launch on Binder").count() == expected
-        assert page.locator("nav.site-toc a[aria-current='page']").count() == 1
-        if page_info.out == "notebooks/02_attention_qkv.html":
-            assert page.locator(".MathJax, .MathJax_Display").count() > 10, "notebook 02 is full of formulas"
-            assert page.locator(".course-quiz-static details").count() >= 5, "the quiz in static form"
-            assert page.locator("#content details[open]").count() == 0, "answers stay folded"
-            assert page.get_by_text("Speaker notes").count() == 0, "speaker notes are left out"
-            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOTS / "02_attention_qkv.png"))
-    finally:
-        page.close()
-
-
-def test_next_links_walk_through_every_page_in_reading_order(built_site, served, context):
-    page, problems = open_page(context, served + "index.html")
-    visited = [page.url[len(served) :]]
-    try:
-        for _ in range(len(built_site.pages) + 2):
-            following = page.locator("nav.page-nav a.next").first
-            if following.count() == 0:
-                break
-            following.click()
-            page.wait_for_load_state("load")
-            page.wait_for_function(MATH_DONE, timeout=30_000)  # leaving a page mid-typesetting aborts its font loads
-            visited.append(page.url[len(served) :])
-        assert visited == page_ids(built_site), "the 'next' links should visit every page once, in reading order"
-        page.locator("nav.page-nav a.prev").first.click()
-        page.wait_for_load_state("load")
-        assert page.url == served + page_ids(built_site)[-2]
-        assert problems == [], problems
-    finally:
-        page.close()
-
-
-def test_the_contents_link_every_page_from_every_page(built_site, served, context):
-    expected = {served + out for out in page_ids(built_site)}
-    page = context.new_page()
-    try:
-        for out in page_ids(built_site):
-            page.goto(served + out, wait_until="domcontentloaded")
-            links = set(page.eval_on_selector_all("nav.site-toc > ul > li > a", "links => links.map(a => a.href)"))
-            assert links == expected, f"{out}: the contents miss {sorted(expected - links)[:3]}"
-    finally:
-        page.close()
-
-
-def test_links_between_notebooks_and_to_exercises_lead_to_pages(built_site, served, context):
-    """Every link inside the content that stays on the site opens a page of the site (no 404), anchors included."""
-    page = context.new_page()
-    checked = 0
-    try:
-        for out in page_ids(built_site):
-            page.goto(served + out, wait_until="domcontentloaded")
-            hrefs = page.eval_on_selector_all("#content a[href]", "links => links.map(a => a.href)")
-            for href in {h for h in hrefs if h.startswith(served)}:
-                path, _, fragment = href[len(served) :].partition("#")
-                target = built_site.path / (path or out)
-                assert target.is_file(), f"{out} links to {href}, which is not on the site"
-                if fragment and path.endswith(".html"):
-                    assert f'id="{fragment}"' in target.read_text(encoding="utf-8"), f"{out}: no #{fragment} in {path}"
-                checked += 1
-    finally:
-        page.close()
-    assert checked > 50, "lessons link to their exercises and the README to every notebook"
-
-
-# -- layout at desktop and phone widths, the in-page contents, the search ------------------------------------------
+# -- every page, opened once at each width ----------------------------------------------------------------------------
 WIDTHS = {"desktop": (1400, 900), "phone": (390, 844)}
 SCREENSHOT_PAGES = ("index.html", "notebooks/02_attention_qkv.html", "exercises/ex02_attention.html")
+PAGES = [page.out for page in site_module.collect_pages()]
+PAGE_FACTS = r"""() => {
+    const hrefs = selector => Array.from(document.querySelectorAll(selector)).map(a => a.href);
+    const count = selector => document.querySelectorAll(selector).length;
+    const box = document.getElementById('content').getBoundingClientRect();
+    return {
+        mathErrors: count('.MathJax_Error, .merror, mjx-merror'),
+        images: Array.from(document.images).map(i => [i.complete && i.naturalWidth > 0, i.alt]),
+        runLinks: Array.from(document.querySelectorAll('.run-links a')).map(a => a.textContent),
+        current: count("nav.site-toc a[aria-current='page']"),
+        toc: hrefs('nav.site-toc > ul > li > a'),
+        next: hrefs('nav.page-nav a.next'),
+        prev: hrefs('nav.page-nav a.prev'),
+        contentLinks: hrefs('#content a[href]'),
+        headings: count('#content h2[id], #content h3[id]'),
+        foldOpen: document.getElementById('site-toc-fold').open,
+        content: {y: box.y, width: box.width},
+        formulas: count('.MathJax, .MathJax_Display'),
+        quizDetails: count('.course-quiz-static details'),
+        openDetails: count('#content details[open]'),
+    };
+}"""
+# Whether a click on the first "next" link would land on the link: scrolled into view, the element at its middle is
+# the link or inside it (what Playwright checks before it clicks). Run last: it scrolls the page.
+NEXT_CLICKABLE = r"""() => {
+    const link = document.querySelector('nav.page-nav a.next');
+    if (!link) return null;
+    link.scrollIntoView({block: 'center'});
+    const r = link.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    return r.width > 0 && r.height > 0 && !!hit && (hit === link || link.contains(hit));
+}"""
 OVERFLOW = r"""() => {
     // the page itself must not scroll sideways; a code block or table may, inside itself
     const page = document.documentElement.scrollWidth - document.documentElement.clientWidth;
@@ -212,11 +148,18 @@ CONTENTS_TARGETS = r"""() => Array.from(document.querySelectorAll('.page-toc a')
     if (!target) { try { target = document.getElementById(decodeURIComponent(id)); } catch (e) {} }
     return [id, !!target && /^H[23]$/.test(target.tagName)];
 })"""
+PROSE_LINES = r"""() => [...document.querySelectorAll('.jp-MarkdownCell .jp-RenderedHTMLCommon > p')]
+    .filter(p => p.textContent.length > 400)
+    .map(p => {  // the paragraph's width in its own text's average character width
+        const context = document.createElement('canvas').getContext('2d');
+        context.font = getComputedStyle(p).font;
+        const average = context.measureText(p.textContent).width / p.textContent.length;
+        return Math.round(p.getBoundingClientRect().width / average);
+    })"""
 
 
-@pytest.fixture(scope="module", params=list(WIDTHS), ids=list(WIDTHS))
-def sized_context(request, browser, served):
-    width, height = WIDTHS[request.param]
+def guarded_context(browser, served: str, width: int, height: int):
+    """A browser context in which every request that does not go to the local server is recorded and refused."""
     context = browser.new_context(viewport={"width": width, "height": height})
     context.set_default_timeout(30_000)
     context.left_the_machine = []
@@ -230,39 +173,150 @@ def sized_context(request, browser, served):
             route.abort()
 
     context.route("**/*", guard)
-    context.width_name = request.param
-    yield context
-    context.close()
+    return context
 
 
-def test_no_page_overflows_and_every_contents_link_lands(built_site, served, sized_context):
-    """At 1,400 px and 390 px: no page scrolls sideways, code and outputs scroll inside their blocks (never cut,
-    never wrapped), each page's own contents list links to its h2/h3 headings, and nothing fails to load."""
-    for info in built_site.pages:
-        page, problems = open_page(sized_context, served + info.out)
-        try:
-            measured = page.evaluate(OVERFLOW)
-            assert measured["page"] <= 0, f"{info.out} at {sized_context.width_name}: {measured['page']} px too wide"
-            assert measured["cut"] == [], f"{info.out} at {sized_context.width_name}: {measured['cut'][:3]}"
-            targets = page.evaluate(CONTENTS_TARGETS)
-            headings = page.locator("#content h2[id], #content h3[id]").count()
-            assert len(targets) == headings > 0, f"{info.out}: {len(targets)} contents links, {headings} headings"
-            assert all(ok for _, ok in targets), f"{info.out}: contents links without a heading {targets[:3]}"
-            assert problems == [] and sized_context.left_the_machine == [], problems
-            fold_open = page.evaluate("document.getElementById('site-toc-fold').open")
-            assert fold_open == (sized_context.width_name == "desktop"), "the contents fold away on a phone only"
-            if sized_context.width_name == "phone":
-                first_text = page.locator("#content").bounding_box()["y"]
-                assert first_text < 400, f"{info.out}: the text starts {first_text:.0f} px down on a phone"
-            else:
-                content = page.locator("#content").bounding_box()
-                assert content["width"] >= 0.7 * WIDTHS["desktop"][0] - 10, "the page uses the screen's width"
-            if info.out in SCREENSHOT_PAGES:
-                SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-                name = info.out.replace("/", "_").replace(".html", "")
-                page.screenshot(path=str(SCREENSHOTS / f"{name}_{sized_context.width_name}.png"))
-        finally:
-            page.close()
+@pytest.fixture(scope="module")
+def visit(browser, served):
+    """``visit(width, out)``: what the checks need from page ``out`` at ``width``, read from one load of it (the
+    first call opens the page; later calls, from other tests, get the same facts)."""
+    contexts, seen = {}, {}
+
+    def visitor(width: str, out: str) -> dict:
+        if (width, out) not in seen:
+            if width not in contexts:
+                contexts[width] = guarded_context(browser, served, *WIDTHS[width])
+            context = contexts[width]
+            left_before = len(context.left_the_machine)
+            page, problems = open_page(context, served + out)
+            try:
+                facts = page.evaluate(PAGE_FACTS)
+                facts["untypeset"] = page.evaluate(UNTYPESET_MATH)
+                facts["overflow"] = page.evaluate(OVERFLOW)
+                facts["contents"] = page.evaluate(CONTENTS_TARGETS)
+                if out == "notebooks/02_attention_qkv.html":
+                    facts["speaker_notes"] = page.get_by_text("Speaker notes").count()
+                    facts["prose_lines"] = page.evaluate(PROSE_LINES)
+                if out in SCREENSHOT_PAGES:
+                    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+                    name = out.replace("/", "_").replace(".html", "")
+                    page.screenshot(path=str(SCREENSHOTS / f"{name}_{width}.png"))
+                facts["next_clickable"] = page.evaluate(NEXT_CLICKABLE)
+                facts["url"] = page.url
+            finally:
+                page.close()
+            facts["problems"] = problems
+            facts["left_the_machine"] = context.left_the_machine[left_before:]
+            seen[width, out] = facts
+        return seen[width, out]
+
+    yield visitor
+    for context in contexts.values():
+        context.close()
+
+
+def every_page(visit, width: str) -> dict[str, dict]:
+    return {out: visit(width, out) for out in PAGES}
+
+
+@pytest.mark.parametrize("out", PAGES)
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_every_page_renders_offline(width, out, built_site, visit):
+    """The page loads with no failed request, no console error and nothing leaving the machine; MathJax typeset every
+    formula (no error, no TeX left as text); every image loaded; the Colab and Binder links; the page is marked in
+    the contents; lesson 02 is full of formulas, its quiz is static and folded, and its speaker notes are left out."""
+    page_info = built_site.pages[PAGES.index(out)]
+    facts = visit(width, out)
+    assert facts["problems"] == [], facts["problems"]
+    assert facts["left_the_machine"] == [], f"requests that would leave the machine: {facts['left_the_machine']}"
+    assert facts["mathErrors"] == 0, "MathJax reported an error"
+    assert facts["untypeset"] == [], f"formulas left as TeX: {facts['untypeset'][:5]}"
+    images = facts["images"]
+    assert all(loaded for loaded, _ in images), (
+        f"{sum(not ok for ok, _ in images)} of {len(images)} images did not load"
+    )
+    if page_info.section == "notebooks":
+        from course_lib.tools.publish import colab
+
+        expected = 1 if colab.repository() else 0  # no published address yet: no Colab or Binder link at all
+        assert sum("Open in Colab" in text for text in facts["runLinks"]) == expected
+        assert sum("Launch on Binder" in text for text in facts["runLinks"]) == expected
+    assert facts["current"] == 1
+    if out == "notebooks/02_attention_qkv.html":
+        assert facts["formulas"] > 10, "notebook 02 is full of formulas"
+        assert facts["quizDetails"] >= 5, "the quiz in static form"
+        assert facts["openDetails"] == 0, "answers stay folded"
+        assert facts["speaker_notes"] == 0, "speaker notes are left out"
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_next_links_walk_through_every_page_in_reading_order(width, built_site, served, visit):
+    """Following "next" from the home page visits every page once, in reading order, and stops at the last; "previous"
+    leads back one page. The links are read from each page as loaded (``a.href``, resolved by the browser); each one
+    leads to a page of the site that loaded without a problem, and a click on it would land on the link."""
+    pages = every_page(visit, width)
+    expected = page_ids(built_site)
+    visited, here = [], "index.html"
+    for _ in range(len(expected) + 2):
+        visited.append(here)
+        facts = pages.get(here)
+        assert facts is not None, f"after {visited[:-1]}, 'next' leads to {here}, which is not a page of the site"
+        assert facts["url"] == served + here and facts["problems"] == [], (here, facts["problems"])
+        if not facts["next"]:
+            break
+        assert len(set(facts["next"])) == 1, f"{here}: its 'next' links disagree: {facts['next']}"
+        assert facts["next_clickable"], f"{here}: its 'next' link cannot be clicked"
+        following = facts["next"][0]
+        assert following.startswith(served), f"{here}: 'next' leads off the site: {following}"
+        here = following[len(served) :]
+        assert (built_site.path / here).is_file(), f"{visited[-1]}: 'next' leads to {here}, which is not on the site"
+    assert visited == expected, "the 'next' links should visit every page once, in reading order"
+    for before, out in zip(expected, expected[1:]):
+        assert set(pages[out]["prev"]) == {served + before}, f"{out}: 'previous' leads to {pages[out]['prev']}"
+    assert pages[expected[0]]["prev"] == [], "the home page has no 'previous'"
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_the_contents_link_every_page_from_every_page(width, built_site, served, visit):
+    expected = {served + out for out in page_ids(built_site)}
+    for out, facts in every_page(visit, width).items():
+        links = set(facts["toc"])
+        assert links == expected, f"{out}: the contents miss {sorted(expected - links)[:3]}"
+
+
+def test_links_between_notebooks_and_to_exercises_lead_to_pages(built_site, served, visit):
+    """Every link inside the content that stays on the site opens a page of the site (no 404), anchors included."""
+    checked = 0
+    for out, facts in every_page(visit, "desktop").items():
+        for href in {h for h in facts["contentLinks"] if h.startswith(served)}:
+            path, _, fragment = href[len(served) :].partition("#")
+            target = built_site.path / (path or out)
+            assert target.is_file(), f"{out} links to {href}, which is not on the site"
+            if fragment and path.endswith(".html"):
+                assert f'id="{fragment}"' in target.read_text(encoding="utf-8"), f"{out}: no #{fragment} in {path}"
+            checked += 1
+    assert checked > 50, "lessons link to their exercises and the README to every notebook"
+
+
+@pytest.mark.parametrize("out", PAGES)
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_no_page_overflows_and_every_contents_link_lands(width, out, visit):
+    """At 1,400 px and 390 px: the page does not scroll sideways, code and outputs scroll inside their blocks (never
+    cut, never wrapped), the page's own contents list links to its h2/h3 headings, the contents fold away on a phone
+    only, the text starts near the top on a phone and the page uses the width on a desktop."""
+    facts = visit(width, out)
+    measured = facts["overflow"]
+    assert measured["page"] <= 0, f"{out} at {width}: {measured['page']} px too wide"
+    assert measured["cut"] == [], f"{out} at {width}: {measured['cut'][:3]}"
+    targets = facts["contents"]
+    assert len(targets) == facts["headings"] > 0, f"{out}: {len(targets)} contents links, {facts['headings']} headings"
+    assert all(ok for _, ok in targets), f"{out}: contents links without a heading {targets[:3]}"
+    assert facts["problems"] == [] and facts["left_the_machine"] == [], facts["problems"]
+    assert facts["foldOpen"] == (width == "desktop"), "the contents fold away on a phone only"
+    if width == "phone":
+        assert facts["content"]["y"] < 400, f"{out}: the text starts {facts['content']['y']:.0f} px down on a phone"
+    else:
+        assert facts["content"]["width"] >= 0.7 * WIDTHS["desktop"][0] - 10, "the page uses the screen's width"
 
 
 def search_for(page, query: str) -> list[str]:
@@ -308,24 +362,9 @@ def test_search_finds_softmax_and_the_kv_cache(how, built_site, served, context,
 LONGEST_LINE = 95  # characters: prose keeps a readable measure (68ch of "0" holds about 75-80 letters of text)
 
 
-def test_prose_keeps_a_readable_measure_on_a_wide_screen(built_site, served, browser):
+def test_prose_keeps_a_readable_measure_on_a_wide_screen(visit):
     """At 1,400 px the page uses the width for code and figures, but a paragraph's lines stay readable."""
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    try:
-        page = context.new_page()
-        page.goto(served + "notebooks/02_attention_qkv.html", wait_until="load")
-        lines = page.evaluate(
-            """() => [...document.querySelectorAll('.jp-MarkdownCell .jp-RenderedHTMLCommon > p')]
-                .filter(p => p.textContent.length > 400)
-                .map(p => {  // the paragraph's width in its own text's average character width
-                    const context = document.createElement('canvas').getContext('2d');
-                    context.font = getComputedStyle(p).font;
-                    const average = context.measureText(p.textContent).width / p.textContent.length;
-                    return Math.round(p.getBoundingClientRect().width / average);
-                })"""
-        )
-    finally:
-        context.close()
+    lines = visit("desktop", "notebooks/02_attention_qkv.html")["prose_lines"]
     assert lines, "02 has long paragraphs to measure"
     assert max(lines) <= LONGEST_LINE, f"characters per line of 02's long paragraphs: {lines}"
 

@@ -3,7 +3,8 @@
 Exports every notebook with ``course_lib.tools.publish.slides.export_decks`` into a temporary folder, opens each deck from
 ``file://`` with every request that would leave the machine blocked and recorded, and checks that reveal.js
 initialised, that the deck has several slides, that no request left the machine, and that MathJax (a local copy)
-typeset the formulas without an error. Saves a screenshot of the first slide of each deck, and of the first slide
+typeset the formulas without an error; then shows the first slide with a formula and checks that the formula has a
+size there (waiting for MathJax's queue and the deck's own ``courseFitDone`` signal, not for a fixed time). Saves a screenshot of the first slide of each deck, and of the first slide
 with a formula, in test-output/slides/ (gitignored).
 """
 
@@ -73,7 +74,6 @@ def test_deck_renders_offline(notebook, decks, offline_context):
         page.wait_for_function(
             "window.MathJax && MathJax.isReady && MathJax.Hub.queue.pending === 0 && !MathJax.Hub.queue.running"
         )
-        page.wait_for_timeout(200)
         state = page.evaluate("""() => ({
             slides: Reveal.getTotalSlides(),
             math: document.querySelectorAll('.MathJax, .MathJax_Display').length,
@@ -101,8 +101,10 @@ def test_deck_renders_offline(notebook, decks, offline_context):
         }""")
         if index >= 0:
             page.evaluate(f"Reveal.slide(...Object.values(Reveal.getIndices(Reveal.getSlides()[{index}])))")
-            page.wait_for_function("MathJax.Hub.queue.pending === 0 && !MathJax.Hub.queue.running")
-            page.wait_for_timeout(300)
+            # the deck typesets the slide again when it is shown, then fits it (courseFitDone, in the template)
+            page.wait_for_function(
+                "window.courseFitDone === true && MathJax.Hub.queue.pending === 0 && !MathJax.Hub.queue.running"
+            )
             visible = page.evaluate("""() => Array.from(Reveal.getCurrentSlide().querySelectorAll('.MathJax, .MathJax_Display'))
                 .filter(el => el.getBoundingClientRect().width > 0).length""")
             assert visible > 0, "the formula on the current slide has no size: it was not typeset"
