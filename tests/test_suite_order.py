@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
-import conftest
-
 ROOT = Path(__file__).resolve().parents[1]
+# tests/conftest.py by its path: under pytest-xdist `import conftest` can find tests/browser/conftest.py first
+_spec = importlib.util.spec_from_file_location("suite_conftest", ROOT / "tests" / "conftest.py")
+conftest = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(conftest)
 
 
 def test_every_module_named_longest_first_exists():
