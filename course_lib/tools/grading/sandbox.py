@@ -213,7 +213,7 @@ class ProcessGroupLimit:
         """Kill whatever is still in the cgroups, then remove them."""
         if self.path is None and self.memory_path is None:
             return
-        for _ in range(50):
+        for _ in range(250):  # up to 5 s: on a busy machine a killed process can take a while to leave the cgroup
             pids = self.pids()
             if not pids:
                 break
@@ -226,7 +226,7 @@ class ProcessGroupLimit:
         for path in dict.fromkeys((self.path, self.memory_path)):
             if path is None:
                 continue
-            for _ in range(50):
+            for _ in range(250):
                 try:
                     path.rmdir()
                     break
