@@ -2,7 +2,8 @@
 
 The small notebook here holds what used to churn on every run: prints in a loop (a kernel splits them into stream
 outputs by timing), a figure, a quiz widget (a random model id and its state) and timing metadata. It runs twice;
-the second run's JSON differs from the first in at most 5 lines, and neither holds timings or widget state.
+the second run's JSON differs from the first in at most 5 lines, and neither holds timings or widget state. The
+first run also leaves the slide types its new outputs call for (the figure cell opens a sub-slide).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+
+from course_lib.tools.publish import slides
 
 ROOT = Path(__file__).resolve().parents[1]
 CELLS = [
@@ -41,14 +44,30 @@ def run(path: Path) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 def test_rerunning_an_unchanged_notebook_changes_at_most_five_lines(tmp_path):
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_markdown_cell("# A small notebook\n\nTwo sentences of prose to read.")]
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("# A small notebook\n\nTwo sentences of prose to read."),
+        nbformat.v4.new_markdown_cell("## Prints, a figure and a quiz"),
+    ]
     notebook.cells += [nbformat.v4.new_code_cell(source) for source in CELLS]
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    slides.annotate_notebook(notebook)  # annotated before it ever ran: the figure cell is not a sub-slide yet
+    unexecuted = nbformat.reads(nbformat.writes(notebook), as_version=4)
     path = tmp_path / "small.ipynb"
     nbformat.write(notebook, path)
     first = run(path)
     assert first.returncode == 0, first.stdout + first.stderr
     once = path.read_text(encoding="utf-8")
+
+    # the slide types a run's new outputs call for: a cell that draws a figure only once it runs opens a sub-slide,
+    # and `notebook run` sets that after executing, so a lesson needs no second `slides annotate`
+    executed = nbformat.reads(once, as_version=4)
+    figure = next(cell for cell in executed.cells if "show_figure()" in cell.source)
+    figure_before = next(cell for cell in unexecuted.cells if "show_figure()" in cell.source)
+    assert any("image/png" in output.get("data", {}) for output in figure.outputs)
+    assert figure.metadata["slideshow"]["slide_type"] != figure_before.metadata["slideshow"]["slide_type"], (
+        "the figure changes the slide type"
+    )
+    assert slides.annotate_notebook(executed) is False, "annotating again changes nothing"
     second = run(path)
     assert second.returncode == 0, second.stdout + second.stderr
     twice = path.read_text(encoding="utf-8")
@@ -64,37 +83,9 @@ def test_rerunning_an_unchanged_notebook_changes_at_most_five_lines(tmp_path):
     assert all("execution" not in cell["metadata"] for cell in stored["cells"]), "no timing metadata"
     outputs = [output for cell in stored["cells"] if cell["cell_type"] == "code" for output in cell["outputs"]]
     assert not any("application/vnd.jupyter.widget-view+json" in output.get("data", {}) for output in outputs)
-    streams = [output for output in stored["cells"][2]["outputs"] if output["output_type"] == "stream"]
+    loop = next(cell for cell in stored["cells"] if "for step in range(5)" in "".join(cell["source"]))
+    streams = [output for output in loop["outputs"] if output["output_type"] == "stream"]
     assert len(streams) == 1 and "".join(streams[0]["text"]).count("step") == 5, "the prints are one output"
-    assert stored["cells"][1]["metadata"].get("tags") == ["colab", "skip"], "prepared: the Colab cell first"
+    first_code = next(cell for cell in stored["cells"] if cell["cell_type"] == "code")
+    assert first_code["metadata"].get("tags") == ["colab", "skip"], "prepared: the Colab cell first"
     assert "**Estimated time:**" in "".join(stored["cells"][0]["source"]), "prepared: the reading time"
-
-
-@pytest.mark.slow
-def test_a_run_leaves_the_slide_types_its_new_outputs_call_for(tmp_path):
-    """A cell that draws a figure only once it runs opens a sub-slide: ``notebook run`` sets that after executing,
-    so a lesson needs no second ``slides annotate``."""
-    from course_lib.tools.publish import slides
-
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [
-        nbformat.v4.new_markdown_cell("# A small deck\n\nOne sentence."),
-        nbformat.v4.new_markdown_cell("## A figure"),
-        nbformat.v4.new_code_cell("x = 2"),
-        nbformat.v4.new_code_cell(
-            "%matplotlib inline\nfrom course_lib.plots import line_plot, show_figure\n"
-            "line_plot([1, 2], {'loss': [2.0, 0.5]}, 'step', 'loss', 'The loss falls')\nshow_figure()"
-        ),
-    ]
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    slides.annotate_notebook(notebook)  # annotated before it ever ran: the figure cell is not a sub-slide yet
-    figure_cell = notebook.cells[-1]
-    before = figure_cell.metadata["slideshow"]["slide_type"]
-    path = tmp_path / "deck.ipynb"
-    nbformat.write(notebook, path)
-    result = run(path)
-    assert result.returncode == 0, result.stdout + result.stderr
-    stored = nbformat.read(path, as_version=4)
-    assert any("image/png" in output.get("data", {}) for output in stored.cells[-1].outputs)
-    assert stored.cells[-1].metadata["slideshow"]["slide_type"] != before, "the figure changes the slide type"
-    assert slides.annotate_notebook(stored) is False, "annotating again changes nothing"

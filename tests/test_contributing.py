@@ -56,7 +56,7 @@ NOTEBOOK_READING_TESTS = [
 ]
 NOT_ON_THE_COPY = {
     "tests/test_contributing.py": "this walk-through itself",
-    "tests/test_determinism.py": "executes notebook 06 twice; the new notebook runs under nbval on the copy",
+    "tests/test_determinism.py": "executes notebook 09 twice; the new notebook runs under nbval on the copy",
     "tests/test_portable.py": "executes the whole course again under other CPU kernels",
     "tests/test_hub.py": "starts a JupyterHub (root and npm only); it reads the syllabus through the hub links",
     "tests/test_nbgitpuller.py": "pulls the course from a git upstream; the copy is not a git repository",
