@@ -206,6 +206,7 @@ def test_curve_words():
     assert plots.number(1.2e-7) == "1.2e-07" and plots.number(37776) == "37776" and plots.number(0.0625) == "0.06"
 
 
+@pytest.mark.slow  # starts a kernel or a subprocess (make test-fast leaves it to make test)
 def test_show_figure_stores_the_alt_text_in_the_output(tmp_path):
     import nbformat
     from nbclient import NotebookClient

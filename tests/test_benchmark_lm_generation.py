@@ -10,9 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow  # starts a kernel or a subprocess (make test-fast leaves it to make test)
 def test_the_generation_benchmark_runs_at_tiny_sizes(tmp_path):
     command = [sys.executable, str(ROOT / "benchmarks" / "lm_generation.py"), "--steps", "2", "--n-sentences", "60",
                "--positions", "8", "16", "--new-tokens", "2", "--repeats", "1", "--d-model", "16", "--num-heads", "2",

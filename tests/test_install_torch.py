@@ -196,6 +196,7 @@ def run_script(tmp_path: Path, cpu_index: str, default_index: str, path_dirs: li
     return chosen[0]["metadata"]["version"], result.stdout, seconds
 
 
+@pytest.mark.slow  # starts a kernel or a subprocess (make test-fast leaves it to make test)
 @pytest.mark.skipif(platform.system() != "Linux", reason="the CPU index is chosen automatically on Linux only")
 def test_script_picks_the_cpu_index_without_a_gpu_and_falls_back_fast(tmp_path, served):
     cpu = served(make_index(tmp_path / "cpu-index", "2.13.0+cpu"))

@@ -54,6 +54,7 @@ def load(questions: list[tuple[str, list[str], int]]):
 
 
 # -- the shuffle ----------------------------------------------------------------------------------------------------
+@pytest.mark.slow  # starts a kernel or a subprocess (make test-fast leaves it to make test)
 def test_display_order_is_a_permutation_fixed_by_the_id_alone():
     for count in range(2, 9):
         for qid in ("a", "softmax-rows", "final-ffn-role"):
@@ -261,6 +262,7 @@ def test_position_balance_is_judged_pooled_and_fails_beyond_twice():
     assert problems == [] and "length and position not judged" in lines[-1]
 
 
+@pytest.mark.slow  # starts a kernel or a subprocess (make test-fast leaves it to make test)
 def test_quiz_check_fails_an_unbalanced_bank_and_passes_a_balanced_one(tmp_path):
     given_away = bank([(f"q{i}", ["the right one, long", "no", "nope", "nah"], 0) for i in range(5)])
     fair = bank([(f"q{i}", ["right", "wrong a", "wrong b", "wrong c"], 0) for i in range(5)])

@@ -38,6 +38,11 @@ def run(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+# `make test-fast` hands out tests one by one (`--dist loadgroup`): this module's tests stay on one process, so its
+# module fixtures (the command line run on every lesson, about 6 s) are built once.
+pytestmark = pytest.mark.xdist_group("speaker_notes")
+
+
 @pytest.fixture(scope="module")
 def originals() -> dict[str, nbformat.NotebookNode]:
     """The lessons as an instructor wrote them: every note a visible "**Speaker notes.**" cell (the instructor
