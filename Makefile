@@ -2,8 +2,8 @@
 #   make lab    create .venv if missing, install the course, open JupyterLab on 127.0.0.1 (token auth on)
 #   make test   the same install plus test tools, then the whole suite (unit tests, nbval, browser tests): what CI runs
 # Faster tiers for a contributor's loop (README "Running the tests"):
-#   make test-fast               library and unit tests: no notebook execution, no browser, no hub (about a minute)
-#   make test-notebook NB=04     one notebook with its exercise solution and its quiz bank (about 30 s)
+#   make test-fast               library and unit tests: no notebook execution, no browser, no hub (under a minute)
+#   make test-notebook NB=04     one notebook with its exercise solution and its quiz bank (about 20 s)
 #   make slides the notebooks as offline HTML slide decks in slides/
 #   make site   the whole course as an offline website in site/ (open site/index.html)
 # torch: TORCH=auto (default) installs the CPU build on Linux without an NVIDIA GPU, the default build elsewhere;
