@@ -90,7 +90,7 @@ def test_notebook_runs_in_jupyterlab(open_notebook, path):
 
     states = nb.cell_states()
     unfinished = [prompt for prompt, has_source in states if has_source and not prompt[1:2].isdigit()]
-    assert not unfinished, f"code cells that did not run: {unfinished}"
+    assert not unfinished, f"code cells that did not run: {unfinished}; error outputs: {nb.error_outputs()}"
     numbers = [int(prompt.strip("[]:")) for prompt, has_source in states if has_source]
     assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers), "cells ran once each, in order"
     assert nb.error_outputs() == [], nb.error_outputs()
