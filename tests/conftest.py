@@ -24,7 +24,7 @@ LONGEST_FIRST = (
     "tests/test_hub.py",
     "tests/test_grading_sandbox.py",
     "tests/browser/test_site_browser.py",
-    "tests/browser/test_slides_fit_browser.py",
+    "tests/browser/test_slides_browser.py",
     "tests/test_mutations.py",
 )
 

@@ -1,5 +1,5 @@
 """The rules that make the exported slides fit (course_lib/tools/publish/slides_fit.py), on small notebooks and on copies of
-the real ones; tests/browser/test_slides_fit_browser.py measures the result in Chromium."""
+the real ones; tests/browser/test_slides_browser.py measures the result in Chromium."""
 
 from __future__ import annotations
 

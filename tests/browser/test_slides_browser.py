@@ -1,12 +1,41 @@
-"""The exported slide decks open and render offline, in headless Chromium.
+"""The exported slide decks open and render offline, and every slide fits the slide (issue 15), in headless Chromium.
 
-Exports every notebook with ``course_lib.tools.publish.slides.export_decks`` into a temporary folder, opens each deck from
-``file://`` with every request that would leave the machine blocked and recorded, and checks that reveal.js
-initialised, that the deck has several slides, that no request left the machine, and that MathJax (a local copy)
-typeset the formulas without an error; then shows the first slide with a formula and checks that the formula has a
-size there (waiting for MathJax's queue and the deck's own ``courseFitDone`` signal, not for a fixed time). Saves a screenshot of the first slide of each deck, and of the first slide
-with a formula, in test-output/slides/ (gitignored).
+Exports every notebook with ``course_lib.tools.publish.slides.export_decks`` into a temporary folder, once for the
+module (it must take under a minute), and opens each deck once, from ``file://``, in a page whose viewport is the size
+of the deck's slide (1150 x 820 plus reveal.js's margin, so the scale is 1), with every request that would leave the
+machine refused and recorded. Everything the checks need is read from that one load (the ``deck_facts`` fixture), and
+two tests per deck assert on it:
+
+``test_deck_renders_offline``: reveal.js initialised, the deck has at least 5 slides, no request left the machine
+(during the whole visit, the walk included), the reveal.js theme loaded, and MathJax (a local copy) typeset the
+formulas without an error (no ``$...$`` left as text); then the first slide with a displayed formula (else any formula)
+is shown and the formula must have a size there (waiting for MathJax's queue and the deck's own ``courseFitDone``
+signal, not for a fixed time). No page error or console error may be logged while the deck loads and MathJax
+typesets it (those logged later, when slides are shown, are printed by the fit test, not failed, as before: MathJax
+asks for a TeX font in .otf that jupyter-server-mathjax does not ship, and falls back to another font).
+These facts are about loading, typesetting and a formula having a size, so the slide-sized viewport serves them as
+well as the 1280 x 800 window they were once read at. A screenshot of the first slide of each deck, and of the first
+slide with a formula, goes to test-output/slides/ (gitignored), at the slide's size.
+
+``test_no_slide_overflows``: every slide is shown in turn (reveal.js lays out only the slides near the current one,
+and the deck fits each slide when it is shown). The walk through a deck runs inside the page, in one
+``page.evaluate``: for each slide it calls ``Reveal.slide``, waits until reveal.js shows the slide, the deck has fitted
+it (``window.courseFitDone``, set after MathJax has typeset the slide again), MathJax's queue is empty and the slide's
+images are loaded, and measures. A slide overflows when its content is taller or wider than the slide:
+``scrollHeight > clientHeight`` (or the widths) of the slide's <section> (which has ``max-height`` the deck's height and
+would scroll), or any element inside reaching past the slide's bottom or right edge (the speaker notes and the content
+of folded ``<details>`` take no room and are not counted). The number must be 0, and a deck must have at least 5
+slides. It also prints how many slides the deck had to zoom down to fit, and the smallest zoom. Overflowing slides are
+listed with their first words, and a screenshot of each goes to test-output/slides-fit/.
+
+MathJax's pauses between its phases are switched off in the page (see ``NO_MATHJAX_PAUSES``): the same formulas and
+slides, in a third of the time. A deck that does not load (reveal.js not initialised, MathJax never idle, a slide that
+cannot be shown) fails its tests with the stage and Playwright's message, without being opened again.
+
+``test_rise_presents_a_notebook_live_in_jupyterlab``: jupyterlab-rise presents a notebook from the local JupyterLab.
 """
+
+from __future__ import annotations
 
 import time
 from pathlib import Path
@@ -17,100 +46,251 @@ from course_lib.tools.publish import slides
 
 pytestmark = pytest.mark.browser
 NOTEBOOKS = slides.course_notebooks()
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "slides"  # gitignored
+OUTPUT = Path(__file__).resolve().parents[2] / "test-output"  # gitignored
+SCREENSHOTS = OUTPUT / "slides"
+FIT_SCREENSHOTS = OUTPUT / "slides-fit"
 LOCAL_SCHEMES = ("file:", "data:", "about:", "blob:")
 EXPORT_SECONDS = 60
+WIDTH, HEIGHT = 1150, 820  # the deck's size (slides._exporter)
+SLIDE_TIMEOUT_MS = 30_000  # for one slide to be shown, typeset and fitted
+# MathJax 2 pauses 50 ms between the phases of every typesetting (``processSectionDelay``) so that a browser can
+# repaint in between; the deck typesets a slide again each time it is shown, so those pauses were most of the walk's
+# time (about 200 ms a slide). The test sets the pause to 0 before MathJax starts: the slides come out the same (every
+# measurement of all 608 slides was identical with and without the pauses when this was written), and the deck's
+# typesetting and fitting then finish within ``Reveal.slide``.
+NO_MATHJAX_PAUSES = "window.MathJax = {AuthorInit: () => { MathJax.Hub.processSectionDelay = 0; }};"
+# Shows slide ``index`` and resolves once the deck has fitted it and MathJax is idle (used for the first slide with a
+# formula, for every slide of the walk, and to go back to an overflowing slide for its screenshot).
+SHOW = """
+window.courseShowSlide = async (index, timeoutMs) => {
+    const frame = () => new Promise(resolve => requestAnimationFrame(() => resolve()));
+    const until = async (condition, what) => {
+        const deadline = performance.now() + timeoutMs;
+        while (!condition()) {
+            if (performance.now() > deadline) throw new Error(`slide ${index + 1}: ${what} after ${timeoutMs} ms`);
+            await frame();
+        }
+    };
+    const target = Reveal.getSlides()[index];
+    const fits = 'courseFitDone' in window;  // the deck's own fit (the template); a deck without it is measured as is
+    if (fits && Reveal.getCurrentSlide() !== target) window.courseFitDone = false;  // set again by the deck's fit
+    Reveal.slide(...Object.values(Reveal.getIndices(target)));
+    await until(() => Reveal.getCurrentSlide() === target, 'reveal.js did not show the slide');
+    await until(() => !fits || window.courseFitDone === true, 'the deck did not fit the slide');
+    await until(() => !(window.MathJax && MathJax.Hub) || (MathJax.Hub.queue.pending === 0 && !MathJax.Hub.queue.running),
+                'MathJax is still busy');
+    await until(() => Array.from(target.querySelectorAll('img')).every(img => img.complete), 'an image is still loading');
+};
+"""
+REVEAL_READY = "window.Reveal && Reveal.isReady()"
+# MathJax 2 typesets the whole deck once at load; its queue is then empty
+MATHJAX_IDLE = "window.MathJax && MathJax.isReady && MathJax.Hub.queue.pending === 0 && !MathJax.Hub.queue.running"
+RENDER_STATE = """() => ({
+    slides: Reveal.getTotalSlides(),
+    math: document.querySelectorAll('.MathJax, .MathJax_Display').length,
+    mathErrors: document.querySelectorAll('.MathJax_Error, merror').length,
+    rawDollars: Array.from(document.querySelectorAll('.jp-RenderedMarkdown'))
+        .filter(el => /\\$[^$\\s][^$]*\\$/.test(el.textContent)).length,
+    themed: getComputedStyle(document.querySelector('.reveal')).fontFamily,
+    notes: document.querySelectorAll('aside.notes').length,
+})"""
+# the first slide with a displayed formula, else with any formula (-1: none)
+FIRST_FORMULA_SLIDE = """() => {
+    const slides = Reveal.getSlides();
+    const shown = slides.findIndex(s => s.querySelector('.MathJax_Display'));
+    return shown >= 0 ? shown : slides.findIndex(s => s.querySelector('.MathJax'));
+}"""
+VISIBLE_FORMULAS = """() => Array.from(Reveal.getCurrentSlide().querySelectorAll('.MathJax, .MathJax_Display'))
+    .filter(el => el.getBoundingClientRect().width > 0).length"""
+# Walks through the whole deck in the page and returns one measurement per slide.
+MEASURE_DECK = """async (timeoutMs) => {
+    const results = [];
+    const slides = Reveal.getSlides();
+    for (let index = 0; index < slides.length; index++) {
+        await window.courseShowSlide(index, timeoutMs);
+        const section = Reveal.getCurrentSlide();
+        const box = section.getBoundingClientRect();
+        const scale = Reveal.getScale();
+        let lowest = 0, rightmost = 0;
+        for (const el of section.querySelectorAll('*')) {
+            if (el.closest('aside.notes')) continue;  // the speaker view's, not the slide's
+            const folded = el.closest('details:not([open])');  // a folded answer takes no room until opened
+            if (folded && !el.closest('summary')) continue;
+            const r = el.getBoundingClientRect();
+            if (r.width === 0 || r.height === 0) continue;
+            lowest = Math.max(lowest, (r.bottom - box.top) / scale);
+            rightmost = Math.max(rightmost, (r.right - box.left) / scale);
+        }
+        results.push({
+            slide: index + 1,
+            scrollHeight: section.scrollHeight, clientHeight: section.clientHeight,
+            scrollWidth: section.scrollWidth, clientWidth: section.clientWidth,
+            lowest: lowest, rightmost: rightmost,
+            words: section.innerText.trim().split(/\\s+/).slice(0, 8).join(' '),
+            zoom: parseFloat(section.dataset.fitZoom || '1'),
+        });
+    }
+    return results;
+}"""
 
 
 @pytest.fixture(scope="module")
 def decks(tmp_path_factory):
     out = tmp_path_factory.mktemp("decks")
     start = time.perf_counter()
-    exported = slides.export_decks(None, out, echo=None)
+    exported = slides.export_decks(NOTEBOOKS, out, echo=None)
     seconds = time.perf_counter() - start
     assert seconds < EXPORT_SECONDS, f"exporting every deck took {seconds:.0f} s"
     return {deck.notebook.name: deck for deck in exported}
 
 
 @pytest.fixture(scope="module")
-def offline_context(browser):
-    """A browser context in which every request that is not a local file is recorded and refused."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+def deck_context(browser):
+    """A browser context the size of a slide, with MathJax's pauses off and ``courseShowSlide`` in every page."""
+    context = browser.new_context(viewport={"width": round(WIDTH * 1.04) + 2, "height": round(HEIGHT * 1.04) + 2})
     context.set_default_timeout(30_000)
-    context.left_the_machine = []
-
-    def guard(route):
-        url = route.request.url
-        if url.startswith(LOCAL_SCHEMES):
-            route.continue_()
-        else:
-            context.left_the_machine.append(url)
-            route.abort()
-
-    context.route("**/*", guard)
+    context.add_init_script(NO_MATHJAX_PAUSES)
+    context.add_init_script(SHOW)
     yield context
     context.close()
 
 
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
-def test_deck_renders_offline(notebook, decks, offline_context):
-    deck = decks[notebook.name]
-    page = offline_context.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on(
-        "console",
-        lambda message: (
-            message.type == "error"
-            and "about:blank" not in message.text
-            and "ERR_FAILED" not in message.text
-            and errors.append(message.text)
-        ),
+def overflows(m: dict) -> bool:
+    return (
+        m["scrollHeight"] > m["clientHeight"] + 2
+        or m["scrollWidth"] > m["clientWidth"] + 2
+        or m["lowest"] > HEIGHT + 2
+        or m["rightmost"] > WIDTH + 2
     )
-    try:
-        page.goto(deck.path.as_uri(), wait_until="load")
-        page.wait_for_function("window.Reveal && Reveal.isReady()")
-        # MathJax 2 typesets the whole deck once at load; wait until its queue is empty
-        page.wait_for_function(
-            "window.MathJax && MathJax.isReady && MathJax.Hub.queue.pending === 0 && !MathJax.Hub.queue.running"
+
+
+def _read_deck(page, stem: str, facts: dict) -> None:
+    """Fills ``facts`` from the deck open in ``page``; ``facts["stage"]`` names what is being done (on an exception
+    it is the stage that failed)."""
+    facts["stage"] = "reveal.js initialising"
+    page.wait_for_function(REVEAL_READY)
+    facts["stage"] = "MathJax typesetting the deck"
+    page.wait_for_function(MATHJAX_IDLE)
+    facts["render"] = page.evaluate(RENDER_STATE)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{stem}.png"))
+    # errors from here on come from showing slides: MathJax asks for a TeX font the package does not ship (the docstring)
+    facts["load_errors"] = list(facts["errors"])
+
+    facts["stage"] = "showing the first slide with a formula"
+    index = page.evaluate(FIRST_FORMULA_SLIDE)
+    facts["formula_slide"] = index + 1 if index >= 0 else None
+    if index >= 0:
+        # the deck typesets the slide again when it is shown, then fits it (courseFitDone, in the template)
+        page.evaluate("([index, timeoutMs]) => window.courseShowSlide(index, timeoutMs)", [index, SLIDE_TIMEOUT_MS])
+        facts["visible_formulas"] = page.evaluate(VISIBLE_FORMULAS)
+        page.screenshot(path=str(SCREENSHOTS / f"{stem}-formula.png"))
+
+    facts["stage"] = "walking through every slide"
+    measured = page.evaluate(MEASURE_DECK, SLIDE_TIMEOUT_MS)
+    facts["measured"] = measured
+    for item in filter(overflows, measured):
+        facts["stage"] = f"showing overflowing slide {item['slide']} for its screenshot"
+        FIT_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.evaluate(
+            "([index, timeoutMs]) => window.courseShowSlide(index, timeoutMs)", [item["slide"] - 1, SLIDE_TIMEOUT_MS]
         )
-        state = page.evaluate("""() => ({
-            slides: Reveal.getTotalSlides(),
-            math: document.querySelectorAll('.MathJax, .MathJax_Display').length,
-            mathErrors: document.querySelectorAll('.MathJax_Error, merror').length,
-            rawDollars: Array.from(document.querySelectorAll('.jp-RenderedMarkdown'))
-                .filter(el => /\\$[^$\\s][^$]*\\$/.test(el.textContent)).length,
-            themed: getComputedStyle(document.querySelector('.reveal')).fontFamily,
-            notes: document.querySelectorAll('aside.notes').length,
-        })""")
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / f"{notebook.stem}.png"))
+        page.screenshot(path=str(FIT_SCREENSHOTS / f"{stem}-slide{item['slide']}.png"))
+    facts["stage"] = None
 
-        assert offline_context.left_the_machine == [], f"requests left the machine: {offline_context.left_the_machine}"
-        assert state["slides"] >= 5, f"only {state['slides']} slides"
-        assert state["math"] > 0, "no formula was typeset"
-        assert state["mathErrors"] == 0 and state["rawDollars"] == 0, state
-        assert "Source Sans Pro" in state["themed"], "the reveal.js theme did not load"
-        assert errors == [], errors
 
-        # the first slide with a displayed formula (else any formula), after reveal.js has shown it
-        index = page.evaluate("""() => {
-            const slides = Reveal.getSlides();
-            const shown = slides.findIndex(s => s.querySelector('.MathJax_Display'));
-            return shown >= 0 ? shown : slides.findIndex(s => s.querySelector('.MathJax'));
-        }""")
-        if index >= 0:
-            page.evaluate(f"Reveal.slide(...Object.values(Reveal.getIndices(Reveal.getSlides()[{index}])))")
-            # the deck typesets the slide again when it is shown, then fits it (courseFitDone, in the template)
-            page.wait_for_function(
-                "window.courseFitDone === true && MathJax.Hub.queue.pending === 0 && !MathJax.Hub.queue.running"
-            )
-            visible = page.evaluate("""() => Array.from(Reveal.getCurrentSlide().querySelectorAll('.MathJax, .MathJax_Display'))
-                .filter(el => el.getBoundingClientRect().width > 0).length""")
-            assert visible > 0, "the formula on the current slide has no size: it was not typeset"
-            page.screenshot(path=str(SCREENSHOTS / f"{notebook.stem}-formula.png"))
-    finally:
-        page.close()
+@pytest.fixture(scope="module")
+def deck_facts(decks, deck_context):
+    """``deck_facts(notebook)``: what the render and fit checks need from the notebook's deck, read from one load of
+    it (the first call opens the deck; later calls, from the other test, get the same facts). ``facts["failed"]`` is
+    ``None``, or the stage at which the deck stopped loading and Playwright's message."""
+    seen: dict[str, dict] = {}
+
+    def visitor(notebook: Path) -> dict:
+        if notebook.name in seen:
+            return seen[notebook.name]
+        facts = {"left_the_machine": [], "errors": [], "failed": None, "render": None, "measured": None}
+        page = deck_context.new_page()
+
+        def guard(route):
+            url = route.request.url
+            if url.startswith(LOCAL_SCHEMES):
+                route.continue_()
+            else:
+                facts["left_the_machine"].append(url)
+                route.abort()
+
+        page.route("**/*", guard)
+        page.on("pageerror", lambda error: facts["errors"].append(str(error)))
+        page.on(
+            "console",
+            lambda message: (
+                message.type == "error"
+                and "about:blank" not in message.text
+                and "ERR_FAILED" not in message.text  # a refused request, recorded in left_the_machine
+                and facts["errors"].append(message.text)
+            ),
+        )
+        try:
+            facts["stage"] = "loading the deck"
+            page.goto(decks[notebook.name].path.as_uri(), wait_until="load")
+            _read_deck(page, notebook.stem, facts)
+        except Exception as error:  # Playwright's TimeoutError or a script's error: the tests say where it stopped
+            facts["failed"] = f"{facts['stage']}: {str(error).strip().splitlines()[0]}"
+        finally:
+            page.close()
+        seen[notebook.name] = facts
+        return facts
+
+    return visitor
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_deck_renders_offline(notebook, deck_facts):
+    facts = deck_facts(notebook)
+    state = facts["render"]
+    assert facts["left_the_machine"] == [], f"requests left the machine: {facts['left_the_machine']}"
+    assert state is not None, f"the deck did not load: {facts['failed']} (errors logged: {facts['errors']})"
+    assert state["slides"] >= 5, f"only {state['slides']} slides"
+    assert state["math"] > 0, "no formula was typeset"
+    assert state["mathErrors"] == 0 and state["rawDollars"] == 0, state
+    assert "Source Sans Pro" in state["themed"], "the reveal.js theme did not load"
+    errors = facts.get("load_errors", facts["errors"])
+    assert errors == [], f"errors while the deck loaded: {errors}"
+    assert "formula_slide" in facts, f"the first slide with a formula was not looked for: {facts['failed']}"
+    if facts["formula_slide"] is not None:
+        assert "visible_formulas" in facts, f"the first slide with a formula was not shown: {facts['failed']}"
+        assert facts["visible_formulas"] > 0, (
+            f"the formula on slide {facts['formula_slide']} has no size when shown: it was not typeset"
+        )
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda path: path.stem)
+def test_no_slide_overflows(notebook, deck_facts):
+    facts = deck_facts(notebook)
+    measured = facts["measured"]
+    assert measured is not None, (
+        f"the deck's slides were not measured: {facts['failed']} (errors logged: {facts['errors']})"
+    )
+    total = len(measured)
+    bad = [m for m in measured if overflows(m)]
+    zooms = [m["zoom"] for m in measured]
+    print(
+        f"{notebook.stem}: {len(bad)} of {total} slides overflow; zoomed to fit: "
+        f"{sum(z < 1 for z in zooms)} of {total} slides, smallest zoom {min(zooms, default=1):.2f}"
+    )
+    report = "\n".join(
+        f"  slide {b['slide']}: content {b['scrollHeight']} x {b['scrollWidth']} px "
+        f"(lowest {b['lowest']:.0f}, rightmost {b['rightmost']:.0f}) in {b['clientHeight']} x {b['clientWidth']}: "
+        f"{b['words']!r}"
+        for b in bad
+    )
+    later_errors = facts["errors"][len(facts.get("load_errors", [])) :]
+    if later_errors:  # not a failure: MathJax falls back to another font when its TeX .otf font is missing
+        print(f"logged while slides were shown: {sorted(set(later_errors))}")
+    assert total >= 5, f"only {total} slides"
+    screenshots = f"\n(screenshots failed: {facts['failed']})" if facts["failed"] else ""
+    assert bad == [], f"{len(bad)} of {total} slides overflow:\n{report}{screenshots}"
 
 
 def test_rise_presents_a_notebook_live_in_jupyterlab(browser, lab_server):

@@ -23,7 +23,7 @@ So, in the copy a deck is made from:
 
 What still overflows after this is fitted in the browser by the deck's template: its images shrink, then the whole
 slide's content is zoomed down (never below 50%), see ``slides_assets/templates/course_slides/index.html.j2``.
-tests/browser/test_slides_fit_browser.py measures every slide of every deck in Chromium: none may overflow.
+tests/browser/test_slides_browser.py measures every slide of every deck in Chromium: none may overflow.
 """
 
 from __future__ import annotations
