@@ -34,7 +34,7 @@ pytestmark = [pytest.mark.hub, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = "transformers-course"  # the folder nbgitpuller creates in each home
 NOTEBOOK = f"{TARGET}/notebooks/07_knowledge_check.ipynb"
-KERNEL_IDLE, SERVER_IDLE, ACTIVITY = 8, 24, 4  # seconds, short for the test (a class uses 20 min and 60 min)
+KERNEL_IDLE, SERVER_IDLE, ACTIVITY = 5, 15, 3  # seconds, short for the test (a class uses 20 min and 60 min)
 
 PROBE = """
 import http.client, json, os
