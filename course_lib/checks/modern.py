@@ -234,6 +234,9 @@ def _step_case(seed, first_block: bool = False, offset: float = 0.0):
         scores = torch.randn(rows, tile, generator=g) * 2 + torch.linspace(-3, 3, rows)[:, None] + offset
         if first_block:  # a row of only negative scores: a first block started from max 0 instead of −inf differs
             scores[0] -= scores[0].amax().clamp_min(0) + 1
+        else:  # whatever the salt: the new block beats the old maximum in the last row and not in the first
+            scores[-1, 0] = scores[-1, 0].clamp_min(running_max[-1] + 1)
+            scores[0] = scores[0].clamp_max(running_max[0] - 1)
         values = torch.randn(tile, d_v, generator=g)
         args = (running_max, running_sum, output, scores, values)
         return args, reference_step(*args)
