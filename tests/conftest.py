@@ -2,6 +2,8 @@
 
 import os
 
+import pytest
+
 # Running the notebooks and checks in the test suite is not a learner's work: keep it out of the learning record
 # (course_lib/record.py). Tests of the record point COURSE_RECORD at a file of their own. This file lives in tests/
 # and not at the root: a conftest.py at the root would put the repository first on sys.path, and the mutation tests
@@ -29,6 +31,42 @@ LONGEST_FIRST = (
 )
 
 
+# The walk-through (tests/test_contributing.py) runs every notebook-reading module's fast tests on a copy of the
+# repository that holds the whole course plus one new notebook (tests/notebook_reading.py). Where it runs, the same
+# tests are not run a second time on the repository: a failure among them fails the walk-through, which prints it.
+# Run a module by itself (or `make test-fast`, which leaves the walk-through out) to see its tests one by one.
+WALK_THROUGH = "tests/test_contributing.py::test_adding_a_notebook_as_contributing_md_says"
+
+
+@pytest.hookimpl(trylast=True)  # after `-m` and `-k` have deselected what they deselect
 def pytest_collection_modifyitems(session, config, items):
     rank = {path: index for index, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep their order
+    if any(item.nodeid == WALK_THROUGH for item in items):
+        share_with_the_walk_through(config, items)
+
+
+def share_with_the_walk_through(config, items) -> None:
+    """Deselect the tests that the walk-through runs on its copy (the notebook-reading modules' tests not marked slow)."""
+    from notebook_reading import NEEDS_THE_CHECKOUT, NOTEBOOK_READING_TESTS
+
+    on_the_copy = set(NOTEBOOK_READING_TESTS) - NEEDS_THE_CHECKOUT
+    shared = [
+        item
+        for item in items
+        if item.nodeid.split("::", 1)[0] in on_the_copy and item.get_closest_marker("slow") is None
+    ]
+    if shared:
+        config.hook.pytest_deselected(items=shared)
+        kept = set(map(id, shared))
+        items[:] = [item for item in items if id(item) not in kept]
+        config._course_shared_with_walk_through = len(shared)
+
+
+def pytest_report_collectionfinish(config, start_path, items):
+    shared = getattr(config, "_course_shared_with_walk_through", 0)
+    if shared:
+        return (
+            f"{shared} notebook-reading tests run inside the walk-through's copy (tests/notebook_reading.py), not twice"
+        )
+    return None

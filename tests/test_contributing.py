@@ -16,51 +16,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from notebook_reading import NEEDS_THE_CHECKOUT, NOT_ON_THE_COPY, NOTEBOOK_READING_TESTS
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
 SECTION = GUIDE.split("## Add a notebook", 1)[1].split("\n## ", 1)[0]
 
 
-# Every test that reads the course's notebooks, banks or syllabus runs on the copy. A test module that reads them
-# (it names the syllabus, a notebook folder or a quiz bank) is either in this list or in NOT_ON_THE_COPY with its
-# reason; `test_every_notebook_reading_test_is_in_the_walk_through` fails on a new module that is in neither.
-NOTEBOOK_READING_TESTS = [
-    "tests/test_layout.py",
-    "tests/test_notebook_structure.py",
-    "tests/test_instructor_guide.py",
-    "tests/test_quiz.py",
-    "tests/test_quiz_quotes.py",
-    "tests/test_quiz_balance.py",
-    "tests/test_quiz_robustness.py",
-    "tests/test_cell_budget.py",
-    "tests/test_speaker_notes.py",
-    "tests/test_colab_binder.py",
-    "tests/test_accessibility.py",
-    "tests/test_slides.py",
-    "tests/test_repository_address.py",
-    "tests/test_site.py",
-    "tests/test_bundle.py",
-    "tests/test_bundle_readme.py",
-    "tests/test_exercise_hints.py",
-    "tests/test_quiz_markdown.py",
-    "tests/test_quiz_widgets.py",
-    "tests/test_slides_fit.py",
-    "tests/test_learning_record.py",
-    "tests/test_evidence.py",
-    "tests/test_parts.py",
-    "tests/test_predict_review.py",
-    "tests/test_reading_budget.py",
-    "tests/test_hub_tools.py",
-    "tests/test_seeds_command.py",
-]
-NOT_ON_THE_COPY = {
-    "tests/test_contributing.py": "this walk-through itself",
-    "tests/test_determinism.py": "executes notebook 09 twice; the new notebook runs under nbval on the copy",
-    "tests/test_portable.py": "executes the whole course again under other CPU kernels",
-    "tests/test_hub.py": "starts a JupyterHub (root and npm only); it reads the syllabus through the hub links",
-    "tests/test_nbgitpuller.py": "pulls the course from a git upstream; the copy is not a git repository",
-}
 READS_THE_COURSE = re.compile(r"\bsyllabus\b|[\"'/]notebooks[\"'/]|load_bank\(|quiz[./]banks")
 
 
@@ -193,12 +155,18 @@ def test_adding_a_notebook_as_contributing_md_says(copy):
 
     # step 7: verify, with every test of the copy that reads the notebooks (and the notebook itself with nbval)
     verified = run(
-        copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", *NOTEBOOK_READING_TESTS,
+        copy, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-m", "not slow", *NOTEBOOK_READING_TESTS,
         str(path.relative_to(copy)), timeout=1200,
     )  # fmt: skip
-    assert verified.returncode == 0, verified.stdout[-3000:]
+    assert verified.returncode == 0, verified.stdout[-6000:]  # the failures, then the summary that names them
     assert f"test_lesson_follows_the_course_standard[{path.name}]" not in verified.stdout  # quiet on success
     assert re.search(r"\d+ passed", verified.stdout)
+    # `make test` runs these tests here only (tests/conftest.py): one that skips on the copy must run on the repository
+    skipped = set(re.findall(r"^SKIPPED \[\d+\] (tests/[\w/]+\.py)", verified.stdout, flags=re.M))
+    assert skipped <= NEEDS_THE_CHECKOUT, (
+        f"tests of {sorted(skipped - NEEDS_THE_CHECKOUT)} skip on the walk-through's copy; `make test` runs them nowhere "
+        "else: add the module to NEEDS_THE_CHECKOUT in tests/notebook_reading.py (or make it run on a copy)"
+    )
 
 
 def test_every_notebook_reading_test_is_in_the_walk_through():
@@ -215,3 +183,22 @@ def test_every_notebook_reading_test_is_in_the_walk_through():
     assert not listed - {path.relative_to(ROOT).as_posix() for path in (ROOT / "tests").glob("test_*.py")}, (
         "the walk-through names test modules that do not exist"
     )
+
+
+@pytest.mark.slow
+def test_make_test_runs_the_notebook_reading_tests_once_inside_the_walk_through():
+    """With the walk-through selected, the fast tests it runs on its copy are deselected on the repository, except
+    those of modules that need the git checkout; without it, nothing is deselected."""
+    modules = ["tests/test_quiz_quotes.py", "tests/test_repository_address.py"]
+    assert not set(modules) - set(NOTEBOOK_READING_TESTS) and "tests/test_repository_address.py" in NEEDS_THE_CHECKOUT
+
+    def collected(*paths: str) -> list[str]:
+        listing = run(ROOT, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *paths)
+        assert listing.returncode == 0, listing.stdout[-2000:] + listing.stderr[-2000:]
+        return [line.split("::")[0] for line in listing.stdout.splitlines() if "::" in line]
+
+    with_it = collected("tests/test_contributing.py", *modules)
+    assert "tests/test_quiz_quotes.py" not in with_it, "the walk-through runs these; make test should not repeat them"
+    assert "tests/test_repository_address.py" in with_it, "they skip on the copy, so they run on the repository"
+    assert "tests/test_contributing.py" in with_it
+    assert "tests/test_quiz_quotes.py" in collected(*modules), "without the walk-through they run here"
