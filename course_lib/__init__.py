@@ -16,29 +16,44 @@ exercise checks). ``syllabus`` is the table of the course's notebooks and topics
 to read (the command line ``python -m course_lib``, slides, bundle, grading) lives in ``course_lib.tools``.
 """
 
-try:
-    from .attention import causal_mask, padding_mask, scaled_dot_product_attention, softmax
-    from .blocks import FeedForward, LayerNorm, Residual, TransformerEncoder, TransformerEncoderBlock
-    from .decoder import DecoderBlock, DecoderLM, KVCache, generate, next_token_loss
-    from .multihead import MultiHeadAttention, merge_heads, split_heads
-    from .positions import LearnedPositionalEmbedding, SinusoidalPositionalEncoding, sinusoidal_encoding
-    from .recurrent import VanillaRNN, input_gradient_norms, input_gradients
-    from .reproducibility import get_device, set_seed
-    from .sampling import greedy, sample, top_k_filter, top_p_filter
-except ModuleNotFoundError as _missing:  # torch or numpy is not installed: the command line (doctor) still runs
-    if _missing.name not in ("torch", "numpy"):
-        raise
-    _MISSING = _missing.name
+import importlib
 
-    def __getattr__(name: str):
-        if name in __all__:
-            import sys
+# Where each name of ``from course_lib import ...`` lives. They are imported on first use (PEP 562), so that the
+# command line (``python -m course_lib quiz check``, ``slides``, ``site``...) starts without loading torch.
+_HOME = {
+    "attention": ("causal_mask", "padding_mask", "scaled_dot_product_attention", "softmax"),
+    "blocks": ("FeedForward", "LayerNorm", "Residual", "TransformerEncoder", "TransformerEncoderBlock"),
+    "decoder": ("DecoderBlock", "DecoderLM", "KVCache", "generate", "next_token_loss"),
+    "multihead": ("MultiHeadAttention", "merge_heads", "split_heads"),
+    "positions": ("LearnedPositionalEmbedding", "SinusoidalPositionalEncoding", "sinusoidal_encoding"),
+    "recurrent": ("VanillaRNN", "input_gradient_norms", "input_gradients"),
+    "reproducibility": ("get_device", "set_seed"),
+    "sampling": ("greedy", "sample", "top_k_filter", "top_p_filter"),
+}
+_MODULE_OF = {name: module for module, names in _HOME.items() for name in names}
 
-            raise ImportError(
-                f"course_lib needs {_MISSING}, which is not installed in this Python ({sys.executable}). "
-                "Run `python -m course_lib doctor` to see what is missing and how to fix it."
-            )
+
+def __getattr__(name: str):
+    module = _MODULE_OF.get(name)
+    if module is None:
         raise AttributeError(f"module 'course_lib' has no attribute {name!r}")
+    try:
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
+    except ModuleNotFoundError as missing:  # torch or numpy is not installed: the command line (doctor) still runs
+        if missing.name not in ("torch", "numpy"):
+            raise
+        import sys
+
+        raise ImportError(
+            f"course_lib needs {missing.name}, which is not installed in this Python ({sys.executable}). "
+            "Run `python -m course_lib doctor` to see what is missing and how to fix it."
+        ) from None
+    globals()[name] = value  # the next use finds it directly
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 __version__ = "0.1.0"

@@ -13,13 +13,7 @@ except (
 ):  # only the error classes are usable without torch (`python -m course_lib doctor` on a bare Python)
     torch = None
 
-
-class CommandError(Exception):
-    """A problem a user of ``python -m course_lib ...`` can fix; the command line prints it without a traceback."""
-
-
-class CourseInputError(ValueError):
-    """Raised when an argument has the wrong type, shape or dtype. The message names the argument."""
+from ._errors import CommandError, CourseInputError  # noqa: F401  (both are imported from here too)
 
 
 def shape_str(shape) -> str:

@@ -1,6 +1,7 @@
 """Shared by every test in tests/ (loaded before anything runs, so nbval's notebook runs in the same session see it)."""
 
 import os
+import sys
 
 import pytest
 
@@ -14,6 +15,9 @@ os.environ.setdefault("COURSE_RECORD", "off")
 # before anything imports torch; the kernels, the graders and the subprocesses the tests start inherit it).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
+# The same saving as the command line's (course_lib/tools/cli.py): nbformat's jsonschema would build rfc3987-syntax's
+# parser (1-1.5 s of CPU) in every test process, for a format no notebook schema uses.
+sys.modules.setdefault("rfc3987_syntax", None)
 
 # The suite's longest modules, longest first (measured: benchmarks/README.md). `make test` runs on two processes with
 # `--dist loadfile --no-loadscope-reorder`: each module goes whole to whichever process is free, in the order below

@@ -7,6 +7,9 @@ top of a module: a circle hidden in a function is still a circle.
 from __future__ import annotations
 
 import ast
+import importlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -180,3 +183,27 @@ def test_the_syllabus_names_real_modules_exercises_and_banks():
     assert syllabus.notebook("02").title == syllabus.NOTEBOOKS["02"][1]
     with pytest.raises(KeyError, match="known"):
         syllabus.notebook("99")
+
+
+def test_the_command_line_starts_without_torch():
+    """`python -m course_lib quiz check` and the other tools load torch only when they need it (course_lib's names
+    are imported on first use) and skip jsonschema's optional IRI parser: a command starts in well under a second."""
+    probe = (
+        "import sys; from course_lib.tools.cli import build_parser; build_parser(); import nbformat; "
+        "print(sorted(name for name in ('torch', 'rfc3987_syntax') if sys.modules.get(name)))"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]", f"the command line imported {result.stdout.strip()} just to start"
+
+
+def test_every_name_of_the_package_imports_on_first_use():
+    import course_lib
+
+    for name in course_lib.__all__:
+        assert getattr(course_lib, name) is getattr(
+            importlib.import_module(f"course_lib.{course_lib._MODULE_OF[name]}"), name
+        )
+    assert set(course_lib.__all__) <= set(dir(course_lib))
+    with pytest.raises(AttributeError):
+        course_lib.no_such_name  # noqa: B018

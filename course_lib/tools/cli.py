@@ -11,6 +11,13 @@ import importlib
 import os
 import sys
 
+# nbformat validates notebooks with jsonschema, which imports rfc3987-syntax (when installed) for its optional "iri"
+# format check; that import builds a parser from a grammar and costs 1-1.5 s of CPU on every command. No notebook,
+# quiz or syllabus schema uses the format, so the command line does without it (jsonschema skips a format whose
+# module cannot be imported, and a None in sys.modules makes the import fail). The commands themselves import torch
+# only when they need it (course_lib/__init__.py loads its names on first use).
+sys.modules.setdefault("rfc3987_syntax", None)
+
 COMMAND_MODULES = [
     "course_lib.tools.setup.doctor",
     "course_lib.tools.exercises.command",
@@ -46,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
-    from .._validate import CommandError
+    from .._errors import CommandError
 
     try:
         return int(args.handler(args) or 0)

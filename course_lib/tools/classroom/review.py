@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from course_lib import record
-from course_lib._validate import CommandError
+from course_lib._errors import CommandError
 
 
 def register(subparsers) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import inspect
 
-from course_lib._validate import CommandError
+from course_lib._errors import CommandError
 
 
 def register(subparsers) -> None:

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_lib._validate import CommandError
+from course_lib._errors import CommandError
 
 # what sets a notebook's seed: set_seed(0) (also as `_ = set_seed(0)`), SEED = 0, torch.manual_seed(0)
 SEED_SETTERS = (

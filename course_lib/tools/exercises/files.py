@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_lib._validate import CommandError
+from course_lib._errors import CommandError
 from course_lib.checks.registry import EXERCISES, Exercise
 from course_lib.syllabus import current_exercise
 from course_lib.tools.exercises import build as generate

@@ -33,7 +33,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_lib._validate import CommandError
+from course_lib._errors import CommandError
 
 ROOT = Path(__file__).resolve().parents[3]
 TOP_FILES = (

@@ -141,7 +141,7 @@ def write(notebook, path: Path) -> None:
 
 
 def _paths(args) -> list[Path]:
-    from course_lib._validate import CommandError
+    from course_lib._errors import CommandError
     from course_lib.tools.publish import prepare
 
     paths = args.notebooks or prepare.default_notebooks()

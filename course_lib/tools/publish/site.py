@@ -46,7 +46,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_lib._validate import CommandError
+from course_lib._errors import CommandError
 from course_lib.tools.publish import colab, site_search
 from course_lib.tools.publish.speaker_notes import strip_notes
 

@@ -40,7 +40,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_lib._validate import CommandError
+from course_lib._errors import CommandError
 from course_lib.syllabus import COURSE
 from course_lib.tools.publish.slides_fit import fit_notebook
 from course_lib.tools.publish.speaker_notes import NOTES_MARKER, restore_notes
