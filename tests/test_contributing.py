@@ -7,6 +7,7 @@ check, the slide decks, the layout and notebook-structure tests, and nbval.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -201,7 +202,11 @@ def test_make_test_runs_the_notebook_reading_tests_once_inside_the_walk_through(
     assert "tests/test_repository_address.py" in with_it, "they skip on the copy, so they run on the repository"
     assert "tests/test_contributing.py" in with_it
 
-    import conftest  # tests/conftest.py: without the walk-through among the tests, its hook deselects nothing
+    # tests/conftest.py, loaded by path (another conftest may own the name in this process): without the walk-through
+    # among the tests, its hook deselects nothing
+    spec = importlib.util.spec_from_file_location("course_tests_conftest", ROOT / "tests" / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
 
     class Collected:  # what the hook reads of a test
         def __init__(self, nodeid: str):
