@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,7 @@ def test_the_site_builds_offline_in_under_a_minute_with_every_page(built):
             assert f"exercises/{row.exercise}.html" in outs, row.exercise
     assert {"index.html", "INSTRUCTORS.html", "docs/exercises.html", "docs/quizzes.html"} <= outs
     assert built.broken_links == [], built.broken_links
-    assert (built.path / "_static" / "mathjax" / "MathJax.js").is_file()
+    assert not (built.path / "_static" / "mathjax").exists(), "formulas are typeset at build time: no script"
     assert (built.path / site_module.MARKER).is_file()
 
 
@@ -176,6 +177,34 @@ def test_links_written_for_github_work_on_the_site(built):
     for anchor in anchors:
         assert f'id="{anchor}"' in instructors, anchor
     assert json.dumps(sorted(p.out for p in built.pages))  # a stable, listable set of pages
+
+
+class _Attributes(HTMLParser):
+    """Every start tag's attributes, as the browser's parser reads them."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def test_no_attribute_swallows_the_text_after_it(built):
+    """An attribute left open (``data-file="`` with no closing quote) hides everything up to the next quote: in the
+    page's source every attribute value escapes its ``<`` (so an unescaped one is markup swallowed by an open
+    attribute). With no published address, a link to a repository file names the file, and the prose after it stays."""
+    for page in built.pages:
+        text = page_html(built, page.out)
+        markup = re.sub(r"<(script|style)\b.*?</\1>", "", text, flags=re.S | re.I)
+        for value in re.findall(r'\s[\w:-]+="([^"]*)"', markup):
+            assert "<" not in value, (page.out, value[:120])
+        if not colab.repository():
+            parser = _Attributes()
+            parser.feed(text)
+            named = [attrs for _, attrs in parser.tags if "repo-file" in (attrs.get("class") or "").split()]
+            for attrs in named:
+                assert (ROOT / attrs["data-file"]).exists(), (page.out, attrs)
 
 
 # Emoji drawn from an emoji font only (Unicode's Emoji_Presentation in the BMP, and everything from U+1F000): without

@@ -3,8 +3,9 @@
 Builds the site from the repository into a temporary folder (it must take under a minute), serves it on 127.0.0.1,
 and opens every page once at 1,400 px (desktop) and once at 390 px (a phone), with every request that would leave the
 machine refused and recorded; all the per-page checks read what they need from that one load (the ``visit``
-fixture), one test per page and width. Each page must load with no failed request and no console error, MathJax (the
-local copy) must typeset every formula (no error, no ``$...$`` left as text), and every image must load. The
+fixture), one test per page and width. Each page must load with no failed request and no console error, every
+formula must be MathML the browser draws (typeset when the site was built: no error, no ``$...$`` left as text, a
+fraction taller than a line of text), and every image must load. The
 navigation: following "next" from the home page walks through every page in reading order and "previous" leads back
 one page (the links' targets, resolved by the browser, are read from the loaded pages: each must be a page of the site
 that loaded without a problem, and the link must be where a click lands), and the contents column of every page links
@@ -29,11 +30,10 @@ from course_lib.tools.publish import site as site_module
 pytestmark = pytest.mark.browser
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "site"
 BUILD_SECONDS = 60
-MATH_DONE = "document.documentElement.getAttribute('data-math') === 'done'"  # set by the template after MathJax
 UNTYPESET_MATH = r"""() => {
-    // text nodes outside code that still hold TeX delimiters: math MathJax did not typeset
+    // text nodes outside code that still hold TeX delimiters: math the build did not typeset
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT, {
-        acceptNode: node => node.parentElement.closest('pre, code, script, style, textarea, .MathJax_Preview')
+        acceptNode: node => node.parentElement.closest('pre, code, script, style, textarea')
             ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT });
     const left = [];
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
@@ -85,7 +85,6 @@ def open_page(context, url: str):
         lambda response: response.status >= 400 and problems.append(f"HTTP {response.status}: {response.url}"),
     )
     page.goto(url, wait_until="load")
-    page.wait_for_function(MATH_DONE, timeout=30_000)
     return page, problems
 
 
@@ -102,7 +101,7 @@ PAGE_FACTS = r"""() => {
     const count = selector => document.querySelectorAll(selector).length;
     const box = document.getElementById('content').getBoundingClientRect();
     return {
-        mathErrors: count('.MathJax_Error, .merror, mjx-merror'),
+        mathErrors: count('merror'),
         images: Array.from(document.images).map(i => [i.complete && i.naturalWidth > 0, i.alt]),
         runLinks: Array.from(document.querySelectorAll('.run-links a')).map(a => a.textContent),
         current: count("nav.site-toc a[aria-current='page']"),
@@ -113,7 +112,11 @@ PAGE_FACTS = r"""() => {
         headings: count('#content h2[id], #content h3[id]'),
         foldOpen: document.getElementById('site-toc-fold').open,
         content: {y: box.y, width: box.width},
-        formulas: count('.MathJax, .MathJax_Display'),
+        formulas: count('math.course-math'),
+        // drawn as mathematics, not as a line of text: a displayed fraction stands about two letters tall
+        fractionRatio: (() => { const f = document.querySelector('#content math[display="block"] mfrac');
+            return f ? f.getBoundingClientRect().height / parseFloat(getComputedStyle(f.parentElement).fontSize)
+                     : null; })(),
         quizDetails: count('.course-quiz-static details'),
         openDetails: count('#content details[open]'),
     };
@@ -222,14 +225,14 @@ def every_page(visit, width: str) -> dict[str, dict]:
 @pytest.mark.parametrize("out", PAGES)
 @pytest.mark.parametrize("width", list(WIDTHS))
 def test_every_page_renders_offline(width, out, built_site, visit):
-    """The page loads with no failed request, no console error and nothing leaving the machine; MathJax typeset every
-    formula (no error, no TeX left as text); every image loaded; the Colab and Binder links; the page is marked in
+    """The page loads with no failed request, no console error and nothing leaving the machine; every formula is
+    MathML (no error, no TeX left as text); every image loaded; the Colab and Binder links; the page is marked in
     the contents; lesson 02 is full of formulas, its quiz is static and folded, and its speaker notes are left out."""
     page_info = built_site.pages[PAGES.index(out)]
     facts = visit(width, out)
     assert facts["problems"] == [], facts["problems"]
     assert facts["left_the_machine"] == [], f"requests that would leave the machine: {facts['left_the_machine']}"
-    assert facts["mathErrors"] == 0, "MathJax reported an error"
+    assert facts["mathErrors"] == 0, "a formula was typeset as an error"
     assert facts["untypeset"] == [], f"formulas left as TeX: {facts['untypeset'][:5]}"
     images = facts["images"]
     assert all(loaded for loaded, _ in images), (
@@ -244,6 +247,7 @@ def test_every_page_renders_offline(width, out, built_site, visit):
     assert facts["current"] == 1
     if out == "notebooks/02_attention_qkv.html":
         assert facts["formulas"] > 10, "notebook 02 is full of formulas"
+        assert facts["fractionRatio"] > 1.8, f"a displayed fraction is {facts['fractionRatio']} em tall: not drawn"
         assert facts["quizDetails"] >= 5, "the quiz in static form"
         assert facts["openDetails"] == 0, "answers stay folded"
         assert facts["speaker_notes"] == 0, "speaker notes are left out"

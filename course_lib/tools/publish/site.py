@@ -7,8 +7,8 @@ page in ``site/``. Each page has the course's contents down the side, previous/n
 
 What a page shows, and why:
 
-- Formulas are typeset by MathJax 2 copied from the ``jupyter-server-mathjax`` package into ``site/_static/``
-  (the same files as the slide decks): no CDN, so the site reads on a train.
+- Formulas are typeset when the site is built, as MathML the browser draws itself (``typeset``): no script, no
+  CDN, so the site reads on a train and a page shows its formulas the moment it opens.
 - Figures carry their stored alt text (``course_lib.plots.show_figure``) as ``<img alt>``.
 - Quizzes and the per-topic summary show their stored static form (question, options, the answer and explanation
   folded in ``<details>``); a widget shows its stored ``text/html`` form when it has one (a static, precomputed
@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course_lib._errors import CommandError
-from course_lib.tools.publish import colab, site_search
+from course_lib.tools.publish import colab, site_search, typeset
 from course_lib.tools.publish.speaker_notes import strip_notes
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -234,8 +234,11 @@ def rewrite_links(body: str, page: Page, page_map: dict[str, str], root: Path, b
         elif not target.startswith("..") and (root / target).exists():
             if not colab.repository():  # no published address: name the file in the course folder, link nowhere
                 opening = match.group(1)[: -len('href="')]
-                return f'{opening}class="repo-file" title="{html.escape(target, quote=True)} in the course folder" data-file="'
-                +html.escape(target, quote=True) + match.group(3)
+                named = html.escape(target, quote=True)
+                return (
+                    f'{opening}class="repo-file" title="{named} in the course folder" data-file="{named}'
+                    + match.group(3)
+                )
             kind = "tree" if (root / target).is_dir() else "blob"
             new = f"{colab.repository_url()}/{kind}/{colab.BRANCH}/{target}{anchor}"
         else:
@@ -352,19 +355,17 @@ def _exporter():
 
 
 def _copy_static(static: Path) -> None:
-    from course_lib.tools.publish import slides
-
     static.mkdir(parents=True, exist_ok=True)
     for name in STATIC_FILES:
         shutil.copy2(ASSETS / name, static / name)
     shutil.copytree(ASSETS / "minisearch", static / "minisearch")
-    source = slides.mathjax_dir()
-    if source is None:
-        raise SiteError(
-            "jupyter-server-mathjax is not installed, so formulas cannot be typeset offline: "
-            "pip install -r requirements.txt brings it."
-        )
-    shutil.copytree(source, static / "mathjax", ignore=shutil.ignore_patterns("__pycache__", "*.py", "*.pyc"))
+
+
+def _typeset(body: str, page: Page) -> str:
+    try:
+        return typeset.typeset_page(body)
+    except typeset.TypesetError as error:
+        raise SiteError(f"{page.source}: {error}") from None
 
 
 def _toc(pages: list[Page], current: Page) -> list[dict]:
@@ -424,6 +425,7 @@ def build_site(out: Path | str | None = None, root: Path | str = ROOT, echo=prin
             body = add_github_anchors(rewrite_links(body, page, page_map, root, site.broken_links))
             body = page_contents(replace_status_marks(body))
             documents.extend(site_search.page_documents(page.out, page.title, body))
+            body = _typeset(body, page)
             target = staging / page.out
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(body, encoding="utf-8")

@@ -23,6 +23,7 @@ REQUIRED = [
     ("mistune", "mistune", "3.0", "Markdown in quiz text (comes with Jupyter's nbconvert)"),
     ("jupyterlab_rise", "jupyterlab-rise", "0.43", "presenting a notebook as slides (instructors)"),
     ("jupyter_server_mathjax", "jupyter-server-mathjax", "0.2.6", "formulas in the offline slide decks"),
+    ("latex2mathml", "latex2mathml", "3.77", "formulas on the course website"),
 ]
 
 
