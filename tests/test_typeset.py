@@ -18,6 +18,14 @@ def test_inline_and_display_formulas_become_mathml():
     assert "<msqrt>" in out and "<mfrac>" in out and "&#x022A4;" in out  # the transpose sign, ⊤
 
 
+def test_function_names_get_the_thin_spaces_tex_gives_them():
+    """``a\\cos m`` reads "a cos m", not "acosm"; ``\\exp(x)`` keeps the parenthesis next to the name."""
+    thin = '<mspace width="0.1667em"></mspace>'
+    assert f"<mi>a</mi>{thin}<mi>cos</mi>{thin}<mi>m</mi>" in typeset.to_mathml(r"a\cos m")
+    assert '<mi>exp</mi><mo stretchy="false">&#x00028;</mo>' in typeset.to_mathml(r"\exp(x)")
+    assert "mspace" not in typeset.to_mathml(r"c \cdot s")  # an ordinary product: no space added
+
+
 def test_html_escaped_tex_is_read_as_tex():
     """nbconvert escapes a formula's ``<`` and ``&``: ``$a &lt; b$`` is the formula ``a < b``."""
     out = typeset.typeset_page("<p>$a &lt; b$</p>")

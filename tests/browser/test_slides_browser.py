@@ -7,30 +7,26 @@ machine refused and recorded. Everything the checks need is read from that one l
 two tests per deck assert on it:
 
 ``test_deck_renders_offline``: reveal.js initialised, the deck has at least 5 slides, no request left the machine
-(during the whole visit, the walk included), the reveal.js theme loaded, and MathJax (a local copy) typeset the
-formulas without an error (no ``$...$`` left as text); then the first slide with a displayed formula (else any formula)
-is shown and the formula must have a size there (waiting for MathJax's queue and the deck's own ``courseFitDone``
-signal, not for a fixed time). No page error or console error may be logged while the deck loads and MathJax
-typesets it (those logged later, when slides are shown, are printed by the fit test, not failed, as before: MathJax
-asks for a TeX font in .otf that jupyter-server-mathjax does not ship, and falls back to another font).
-These facts are about loading, typesetting and a formula having a size, so the slide-sized viewport serves them as
-well as the 1280 x 800 window they were once read at. A screenshot of the first slide of each deck, and of the first
-slide with a formula, goes to test-output/slides/ (gitignored), at the slide's size.
+(during the whole visit, the walk included), the reveal.js theme loaded, and the formulas are there as MathML (typeset
+when the deck was written) with no error element and no ``$...$`` left as text; then the first slide with a displayed
+formula (else any formula) is shown and the formula must have a size there (waiting for the deck's own
+``courseFitDone`` signal, not for a fixed time). No page error or console error may be logged while the deck loads
+(nor later, while the fit test shows its slides). These facts are about loading, typesetting and a formula having a
+size, so the slide-sized viewport serves them as well as the 1280 x 800 window they were once read at. A screenshot of
+the first slide of each deck, and of the first slide with a formula, goes to test-output/slides/ (gitignored), at the
+slide's size.
 
 ``test_no_slide_overflows``: every slide is shown in turn (reveal.js lays out only the slides near the current one,
 and the deck fits each slide when it is shown). The walk through a deck runs inside the page, in one
 ``page.evaluate``: for each slide it calls ``Reveal.slide``, waits until reveal.js shows the slide, the deck has fitted
-it (``window.courseFitDone``, set after MathJax has typeset the slide again), MathJax's queue is empty and the slide's
-images are loaded, and measures. A slide overflows when its content is taller or wider than the slide:
+it (``window.courseFitDone``) and the slide's images are loaded, and measures. A slide overflows when its content is taller or wider than the slide:
 ``scrollHeight > clientHeight`` (or the widths) of the slide's <section> (which has ``max-height`` the deck's height and
 would scroll), or any element inside reaching past the slide's bottom or right edge (the speaker notes and the content
 of folded ``<details>`` take no room and are not counted). The number must be 0, and a deck must have at least 5
 slides. It also prints how many slides the deck had to zoom down to fit, and the smallest zoom. Overflowing slides are
 listed with their first words, and a screenshot of each goes to test-output/slides-fit/.
 
-MathJax's pauses between its phases are switched off in the page (see ``NO_MATHJAX_PAUSES``): the same formulas and
-slides, in a third of the time. A deck that does not load (reveal.js not initialised, MathJax never idle, a slide that
-cannot be shown) fails its tests with the stage and Playwright's message, without being opened again.
+A deck that does not load (reveal.js not initialised, a slide that cannot be shown) fails its tests with the stage and Playwright's message, without being opened again.
 
 ``test_rise_presents_a_notebook_live_in_jupyterlab``: jupyterlab-rise presents a notebook from the local JupyterLab.
 """
@@ -52,14 +48,8 @@ FIT_SCREENSHOTS = OUTPUT / "slides-fit"
 LOCAL_SCHEMES = ("file:", "data:", "about:", "blob:")
 EXPORT_SECONDS = 60
 WIDTH, HEIGHT = 1150, 820  # the deck's size (slides._exporter)
-SLIDE_TIMEOUT_MS = 30_000  # for one slide to be shown, typeset and fitted
-# MathJax 2 pauses 50 ms between the phases of every typesetting (``processSectionDelay``) so that a browser can
-# repaint in between; the deck typesets a slide again each time it is shown, so those pauses were most of the walk's
-# time (about 200 ms a slide). The test sets the pause to 0 before MathJax starts: the slides come out the same (every
-# measurement of all 608 slides was identical with and without the pauses when this was written), and the deck's
-# typesetting and fitting then finish within ``Reveal.slide``.
-NO_MATHJAX_PAUSES = "window.MathJax = {AuthorInit: () => { MathJax.Hub.processSectionDelay = 0; }};"
-# Shows slide ``index`` and resolves once the deck has fitted it and MathJax is idle (used for the first slide with a
+SLIDE_TIMEOUT_MS = 30_000  # for one slide to be shown and fitted
+# Shows slide ``index`` and resolves once the deck has fitted it and its images are loaded (used for the first slide with a
 # formula, for every slide of the walk, and to go back to an overflowing slide for its screenshot).
 SHOW = """
 window.courseShowSlide = async (index, timeoutMs) => {
@@ -77,18 +67,14 @@ window.courseShowSlide = async (index, timeoutMs) => {
     Reveal.slide(...Object.values(Reveal.getIndices(target)));
     await until(() => Reveal.getCurrentSlide() === target, 'reveal.js did not show the slide');
     await until(() => !fits || window.courseFitDone === true, 'the deck did not fit the slide');
-    await until(() => !(window.MathJax && MathJax.Hub) || (MathJax.Hub.queue.pending === 0 && !MathJax.Hub.queue.running),
-                'MathJax is still busy');
     await until(() => Array.from(target.querySelectorAll('img')).every(img => img.complete), 'an image is still loading');
 };
 """
 REVEAL_READY = "window.Reveal && Reveal.isReady()"
-# MathJax 2 typesets the whole deck once at load; its queue is then empty
-MATHJAX_IDLE = "window.MathJax && MathJax.isReady && MathJax.Hub.queue.pending === 0 && !MathJax.Hub.queue.running"
 RENDER_STATE = """() => ({
     slides: Reveal.getTotalSlides(),
-    math: document.querySelectorAll('.MathJax, .MathJax_Display').length,
-    mathErrors: document.querySelectorAll('.MathJax_Error, merror').length,
+    math: document.querySelectorAll('math.course-math').length,
+    mathErrors: document.querySelectorAll('merror').length,
     rawDollars: Array.from(document.querySelectorAll('.jp-RenderedMarkdown'))
         .filter(el => /\\$[^$\\s][^$]*\\$/.test(el.textContent)).length,
     themed: getComputedStyle(document.querySelector('.reveal')).fontFamily,
@@ -97,10 +83,10 @@ RENDER_STATE = """() => ({
 # the first slide with a displayed formula, else with any formula (-1: none)
 FIRST_FORMULA_SLIDE = """() => {
     const slides = Reveal.getSlides();
-    const shown = slides.findIndex(s => s.querySelector('.MathJax_Display'));
-    return shown >= 0 ? shown : slides.findIndex(s => s.querySelector('.MathJax'));
+    const shown = slides.findIndex(s => s.querySelector('math.course-math[display="block"]'));
+    return shown >= 0 ? shown : slides.findIndex(s => s.querySelector('math.course-math'));
 }"""
-VISIBLE_FORMULAS = """() => Array.from(Reveal.getCurrentSlide().querySelectorAll('.MathJax, .MathJax_Display'))
+VISIBLE_FORMULAS = """() => Array.from(Reveal.getCurrentSlide().querySelectorAll('math.course-math'))
     .filter(el => el.getBoundingClientRect().width > 0).length"""
 # Walks through the whole deck in the page and returns one measurement per slide.
 MEASURE_DECK = """async (timeoutMs) => {
@@ -146,10 +132,9 @@ def decks(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def deck_context(browser):
-    """A browser context the size of a slide, with MathJax's pauses off and ``courseShowSlide`` in every page."""
+    """A browser context the size of a slide, with ``courseShowSlide`` in every page."""
     context = browser.new_context(viewport={"width": round(WIDTH * 1.04) + 2, "height": round(HEIGHT * 1.04) + 2})
     context.set_default_timeout(30_000)
-    context.add_init_script(NO_MATHJAX_PAUSES)
     context.add_init_script(SHOW)
     yield context
     context.close()
@@ -169,19 +154,17 @@ def _read_deck(page, stem: str, facts: dict) -> None:
     it is the stage that failed)."""
     facts["stage"] = "reveal.js initialising"
     page.wait_for_function(REVEAL_READY)
-    facts["stage"] = "MathJax typesetting the deck"
-    page.wait_for_function(MATHJAX_IDLE)
     facts["render"] = page.evaluate(RENDER_STATE)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{stem}.png"))
-    # errors from here on come from showing slides: MathJax asks for a TeX font the package does not ship (the docstring)
+    # errors from here on come from showing slides (printed by the fit test, not failed)
     facts["load_errors"] = list(facts["errors"])
 
     facts["stage"] = "showing the first slide with a formula"
     index = page.evaluate(FIRST_FORMULA_SLIDE)
     facts["formula_slide"] = index + 1 if index >= 0 else None
     if index >= 0:
-        # the deck typesets the slide again when it is shown, then fits it (courseFitDone, in the template)
+        # the deck fits the slide when it is shown (courseFitDone, in the template)
         page.evaluate("([index, timeoutMs]) => window.courseShowSlide(index, timeoutMs)", [index, SLIDE_TIMEOUT_MS])
         facts["visible_formulas"] = page.evaluate(VISIBLE_FORMULAS)
         page.screenshot(path=str(SCREENSHOTS / f"{stem}-formula.png"))
@@ -286,11 +269,10 @@ def test_no_slide_overflows(notebook, deck_facts):
         for b in bad
     )
     later_errors = facts["errors"][len(facts.get("load_errors", [])) :]
-    if later_errors:  # not a failure: MathJax falls back to another font when its TeX .otf font is missing
-        print(f"logged while slides were shown: {sorted(set(later_errors))}")
     assert total >= 5, f"only {total} slides"
     screenshots = f"\n(screenshots failed: {facts['failed']})" if facts["failed"] else ""
     assert bad == [], f"{len(bad)} of {total} slides overflow:\n{report}{screenshots}"
+    assert later_errors == [], f"errors while the slides were shown: {sorted(set(later_errors))}"
 
 
 def test_rise_presents_a_notebook_live_in_jupyterlab(browser, lab_server):

@@ -26,8 +26,9 @@ and execution count; only their ``slideshow`` metadata is set.
 
 ``export_decks`` writes one reveal.js deck per notebook with nbconvert's slides exporter and a template that loads
 nothing from the network; on its own copy of the notebook it first hides check-only code, folds asserts and splits
-long slides so that every slide fits (``slides_fit.py``). The template: reveal.js (vendored in ``slides_assets/reveal.js``, MIT) and MathJax 2 (from the
-``jupyter-server-mathjax`` package) are copied into ``_static/`` next to the decks.
+long slides so that every slide fits (``slides_fit.py``). reveal.js (vendored in ``slides_assets/reveal.js``, MIT) is
+copied into ``_static/`` next to the decks; formulas are typeset when the deck is written, as MathML the browser draws
+itself (``typeset``, as on the course website): a slide shows its formulas at once, with no script to wait for.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from pathlib import Path
 
 from course_lib._errors import CommandError
 from course_lib.syllabus import COURSE
+from course_lib.tools.publish import typeset
 from course_lib.tools.publish.slides_fit import fit_notebook
 from course_lib.tools.publish.speaker_notes import NOTES_MARKER, restore_notes
 
@@ -59,7 +61,6 @@ SPLIT_HEADING = re.compile(r"^#{2,3} ")
 ASSETS = Path(__file__).resolve().parent / "slides_assets"
 TEMPLATE_NAME = "course_slides"
 STATIC_DIR = "_static"
-MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
 
 
 class SlidesError(CommandError):
@@ -276,37 +277,15 @@ def course_notebooks(folder: Path | None = None) -> list[Path]:
     return [folder / row.file for row in COURSE if (folder / row.file).exists()]
 
 
-def mathjax_dir() -> Path | None:
-    """The MathJax 2 files shipped by the ``jupyter-server-mathjax`` package, or None if it is not installed."""
-    try:
-        import jupyter_server_mathjax
-    except ImportError:
-        return None
-    folder = Path(jupyter_server_mathjax.__file__).resolve().parent / "static"
-    return folder if (folder / "MathJax.js").is_file() else None
+def _copy_static(out_dir: Path) -> None:
+    """Copy reveal.js into ``out_dir/_static`` (the decks' formulas need nothing: they are MathML)."""
+    shutil.copytree(ASSETS / "reveal.js", out_dir / STATIC_DIR / "reveal.js", dirs_exist_ok=True)
 
 
-def _copy_static(out_dir: Path) -> bool:
-    """Copy reveal.js and MathJax into ``out_dir/_static``. Returns True if MathJax is there (math renders)."""
-    static = out_dir / STATIC_DIR
-    shutil.copytree(ASSETS / "reveal.js", static / "reveal.js", dirs_exist_ok=True)
-    source = mathjax_dir()
-    if source is None:
-        return False
-    target = static / "mathjax"
-    stamp = target / ".copied-from"
-    if not (stamp.is_file() and stamp.read_text() == str(source)):  # copy the 12 MB once, not on every export
-        if target.exists():
-            shutil.rmtree(target)
-        shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
-        stamp.write_text(str(source))
-    return True
-
-
-def _exporter(with_math: bool):
+def _exporter():
     from nbconvert import SlidesExporter
 
-    exporter = SlidesExporter(
+    return SlidesExporter(
         extra_template_basedirs=[str(ASSETS / "templates")],
         template_name=TEMPLATE_NAME,
         reveal_url_prefix=f"{STATIC_DIR}/reveal.js",
@@ -318,8 +297,6 @@ def _exporter(with_math: bool):
         exclude_input_prompt=True,
         exclude_output_prompt=True,
     )
-    exporter.mathjax_url = f"{STATIC_DIR}/mathjax/MathJax.js?config={MATHJAX_CONFIG}" if with_math else ""
-    return exporter
 
 
 @dataclass
@@ -370,13 +347,8 @@ def export_decks(
     if not paths:
         raise SlidesError(f"No notebooks found in {default_notebooks_dir()}.")
     out_dir = _check_out_dir(Path(out_dir) if out_dir else default_out_dir())
-    with_math = _copy_static(out_dir)
-    if not with_math and echo:
-        echo(
-            "Note: jupyter-server-mathjax is not installed, so formulas show as LaTeX source "
-            "(pip install -r requirements.txt brings it)."
-        )
-    exporter = _exporter(with_math)
+    _copy_static(out_dir)
+    exporter = _exporter()
     decks = []
     for path in paths:
         start = time.perf_counter()
@@ -389,6 +361,10 @@ def export_decks(
             annotate_notebook(notebook)  # an unannotated notebook still gives a sensible deck (the file is not changed)
         fit_notebook(notebook)  # checks hidden or folded, long slides split (slides_fit.py; the file is not changed)
         body, _ = exporter.from_notebook_node(notebook, resources={"metadata": {"name": path.stem}})
+        try:
+            body = typeset.typeset_page(body)
+        except typeset.TypesetError as error:
+            raise SlidesError(f"{path}: {error}") from None
         target = out_dir / f"{path.stem}.slides.html"
         target.write_text(body, encoding="utf-8")
         count = sum(
@@ -441,8 +417,8 @@ def register(subparsers) -> None:
     export = actions.add_parser(
         "export",
         help="write one self-contained reveal.js deck per notebook (opens offline, no CDN)",
-        description="Write NOTEBOOK.slides.html for each notebook into --out, with reveal.js and MathJax copied into "
-        "--out/_static/ (nothing is downloaded). Open the decks in any browser; keep _static/ next to them.",
+        description="Write NOTEBOOK.slides.html for each notebook into --out, with reveal.js copied into "
+        "--out/_static/ and formulas typeset (nothing is downloaded). Open the decks in any browser; keep _static/ next to them.",
     )
     export.add_argument(
         "notebooks", nargs="*", help="notebooks to export: paths or numbers like 02 (default: all of notebooks/)"

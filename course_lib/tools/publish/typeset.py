@@ -27,6 +27,18 @@ _TAG = re.compile(
 # nbconvert's own delimiters (nbconvert.filters.markdown_mistune): $$display$$ first, then $inline$.
 _MATH = re.compile(r"(?<!\\)\$\$(?P<display>.+?)(?<!\\)\$\$|(?<![$\\])\$(?P<inline>.+?)(?<![$\\])\$", re.S)
 MATHML_CLASS = "course-math"
+# TeX's function names (\cos, \log, ...): latex2mathml writes them as a plain <mi>, which a browser sets with no space
+# around (``a cos m`` reads "acosm"). TeX puts a thin space on each side, none before an opening parenthesis.
+_FUNCTION = re.compile(
+    r"<mi>(sin|cos|tan|cot|sec|csc|arcsin|arccos|arctan|sinh|cosh|tanh|exp|log|ln|lg|det|dim|ker|arg|deg|gcd|Pr)</mi>"
+    r"(?P<paren><mo stretchy=\"false\">&#x00028;</mo>)?"
+)
+_THIN = '<mspace width="0.1667em"></mspace>'
+
+
+def _space_function(match: re.Match) -> str:
+    after = match.group("paren") or _THIN
+    return f"{_THIN}<mi>{match.group(1)}</mi>{after}"
 
 
 class TypesetError(ValueError):
@@ -43,6 +55,7 @@ def to_mathml(tex: str, display: bool = False) -> str:
         raise TypesetError(f"cannot typeset the formula ${tex}$: {error}") from error
     if "\\" in mathml:  # an unknown command is copied through as text
         raise TypesetError(f"cannot typeset the formula ${tex}$: a command latex2mathml does not know")
+    mathml = _FUNCTION.sub(_space_function, mathml)
     return mathml.replace("<math ", f'<math class="{MATHML_CLASS}" ', 1)
 
 

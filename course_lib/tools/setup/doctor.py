@@ -22,8 +22,8 @@ REQUIRED = [
     ("yaml", "pyyaml", "6.0", "quiz question banks"),
     ("mistune", "mistune", "3.0", "Markdown in quiz text (comes with Jupyter's nbconvert)"),
     ("jupyterlab_rise", "jupyterlab-rise", "0.43", "presenting a notebook as slides (instructors)"),
-    ("jupyter_server_mathjax", "jupyter-server-mathjax", "0.2.6", "formulas in the offline slide decks"),
-    ("latex2mathml", "latex2mathml", "3.77", "formulas on the course website"),
+    ("jupyter_server_mathjax", "jupyter-server-mathjax", "0.2.6", "formulas in live slideshows, offline"),
+    ("latex2mathml", "latex2mathml", "3.77", "formulas on the course website and slide decks"),
 ]
 
 
