@@ -61,3 +61,23 @@ def test_lesson_follows_the_course_standard(path):
         assert not errors, f"code cell {index} stores an error"
         for output in cell.outputs:
             assert "Traceback (most recent call last)" not in str(output.get("text", "")), f"code cell {index}"
+
+
+# An object's default repr names its address (``<torch._C.Generator at 0x7fbaeadee850>``): a stray output that tells
+# a learner nothing and changes on every run (a rerun of an unchanged notebook would change that line).
+ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]{6,}")
+STORED = sorted(NOTEBOOKS.glob("*.ipynb")) + sorted((ROOT / "exercises").glob("**/*.ipynb"))
+
+
+@pytest.mark.parametrize("path", STORED, ids=lambda path: str(path.relative_to(ROOT)))
+def test_no_stored_output_shows_an_objects_address(path):
+    notebook = nbformat.read(path, as_version=4)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    for index, cell in enumerate(code, start=1):
+        for output in cell.outputs:
+            for text in (output.get("text", ""), output.get("data", {}).get("text/plain", "")):
+                text = "".join(text) if isinstance(text, list) else str(text)
+                assert not ADDRESS.search(text), (
+                    f"code cell {index} shows an object's address ({text.strip()[:80]!r}): assign the value "
+                    "(`_ = ...`) or print what matters"
+                )
