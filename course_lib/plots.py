@@ -888,12 +888,14 @@ def cross_attention_diagram(ax=None):
     for x, y, w, h, label, colour in boxes:
         ax.add_patch(plt.Rectangle((x, y), w, h, facecolor=colour, edgecolor="black"))
         ax.text(x + w / 2, y + h / 2, label, ha="center", va="center", fontsize=9)
+    # each arrow meets a box's edge, and no two cross: K, V into the left side, Q into the right side, the output
+    # down from the bottom edge to the decoder
     arrow = dict(arrowstyle="->", color="black", lw=1.3)
-    ax.annotate("", xy=(4.2, 2.5), xytext=(2.1, 1.4), arrowprops=arrow)
-    ax.text(1.7, 2.1, "keys K, values V", fontsize=9)
-    ax.annotate("", xy=(5.8, 2.5), xytext=(7.9, 1.4), arrowprops=arrow)
-    ax.text(7.4, 2.1, "queries Q", fontsize=9)
-    ax.annotate("", xy=(7.0, 1.4), xytext=(6.0, 2.5), arrowprops=dict(arrowstyle="->", color="grey", lw=1, ls="--"))
-    ax.text(5.55, 1.75, "output, added\nto the decoder", fontsize=8, color="dimgrey", ha="center")
+    ax.annotate("", xy=(3.2, 2.9), xytext=(1.4, 1.4), arrowprops=arrow)
+    ax.text(0.45, 2.35, "keys K, values V", fontsize=9)
+    ax.annotate("", xy=(6.8, 2.9), xytext=(8.6, 1.4), arrowprops=arrow)
+    ax.text(8.1, 2.35, "queries Q", fontsize=9)
+    ax.annotate("", xy=(6.9, 1.4), xytext=(6.3, 2.5), arrowprops=dict(arrowstyle="->", color="grey", lw=1, ls="--"))
+    ax.text(5.6, 1.7, "output, added\nto the decoder", fontsize=8, color="dimgrey", ha="center")
     ax.set_title("Cross-attention: the decoder asks, the encoder's sequence answers", fontsize=10)
     return ax
