@@ -26,6 +26,14 @@ def test_function_names_get_the_thin_spaces_tex_gives_them():
     assert "mspace" not in typeset.to_mathml(r"c \cdot s")  # an ordinary product: no space added
 
 
+def test_a_limit_operator_takes_its_subscript_under_it_in_a_displayed_formula():
+    """TeX's display style: max over j with j below it; inline, j stays beside it, as in TeX's text style."""
+    displayed = typeset.to_mathml(r"m = \max_{j \le i} s_j + \min_k x_k", display=True)
+    assert "<munder><mo>max</mo><mrow>" in displayed and "<munder><mo>min</mo><mi>k</mi></munder>" in displayed
+    assert "<msub><mo>" not in displayed and displayed.count("<msub>") == 2  # s_j and x_k stay subscripts
+    assert "<msub><mo>max</mo>" in typeset.to_mathml(r"\max_j s_j")
+
+
 def test_html_escaped_tex_is_read_as_tex():
     """nbconvert escapes a formula's ``<`` and ``&``: ``$a &lt; b$`` is the formula ``a < b``."""
     out = typeset.typeset_page("<p>$a &lt; b$</p>")

@@ -45,6 +45,34 @@ class TypesetError(ValueError):
     """A formula that could not be converted to MathML."""
 
 
+# In a displayed formula TeX writes a limit operator's subscript under it (max over j, with j below); latex2mathml
+# writes it as a subscript beside it, as inline.
+_LIMIT_OPERATOR = re.compile(r"<msub><mo>(max|min|lim|sup|inf|argmax|argmin)</mo>")
+_ELEMENT_TAG = re.compile(r"<(/?)([A-Za-z]+)[^>]*?(/?)>")
+
+
+def _limits_under(mathml: str) -> str:
+    """``<msub><mo>max</mo>X</msub>`` → ``<munder><mo>max</mo>X</munder>``, X whatever element follows."""
+    while (match := _LIMIT_OPERATOR.search(mathml)) is not None:
+        depth, position = 0, match.end()
+        for tag in _ELEMENT_TAG.finditer(mathml, match.end()):
+            closing, self_closing = tag.group(1) == "/", tag.group(3) == "/"
+            depth += 0 if self_closing else (-1 if closing else 1)
+            if depth == -1:  # the </msub> that closes the operator's subscript
+                position = tag.start()
+                break
+        else:
+            return mathml  # not well formed: leave it as latex2mathml wrote it
+        mathml = (
+            mathml[: match.start()]
+            + f"<munder><mo>{match.group(1)}</mo>"
+            + mathml[match.end() : position]
+            + "</munder>"
+            + mathml[position + len("</msub>") :]
+        )
+    return mathml
+
+
 def to_mathml(tex: str, display: bool = False) -> str:
     """One formula (TeX, without its dollar signs) as a ``<math>`` element; ``display`` for a centred block."""
     from latex2mathml.converter import convert  # imported on first use: the command line starts without it
@@ -56,6 +84,8 @@ def to_mathml(tex: str, display: bool = False) -> str:
     if "\\" in mathml:  # an unknown command is copied through as text
         raise TypesetError(f"cannot typeset the formula ${tex}$: a command latex2mathml does not know")
     mathml = _FUNCTION.sub(_space_function, mathml)
+    if display:
+        mathml = _limits_under(mathml)
     return mathml.replace("<math ", f'<math class="{MATHML_CLASS}" ', 1)
 
 
