@@ -80,12 +80,12 @@ test-fast: install-dev
 	$(BIN)/python -m pytest tests $(FAST_SKIP) -m "not slow and not browser and not hub" -q $(FAST_PARALLEL) $(PYTEST_ARGS)
 
 # One notebook (NB=04) as the full suite tests it: executed with nbval, its exercise solution too, its quiz bank checked,
-# and the tests that read it (-k its number). Files come from the syllabus (course_lib/syllabus.py).
-NB_FILES = $(shell $(BIN)/python -c "from course_lib.syllabus import COURSE; r = {n.number: n for n in COURSE}['$(NB)']; \
+# and the tests that read it (-k its number). Files come from the syllabus (course_lib/_syllabus.py).
+NB_FILES = $(shell $(BIN)/python -c "from course_lib._syllabus import COURSE; r = {n.number: n for n in COURSE}['$(NB)']; \
 	print('notebooks/' + r.file, 'exercises/solutions/' + r.exercise + '.ipynb' if r.exercise else '', r.quiz or '')" 2>/dev/null)
 test-notebook: install-dev
 	@test -n "$(NB)" || { echo "usage: make test-notebook NB=04"; exit 2; }
-	@test -n "$(NB_FILES)" || { echo "NB=$(NB) is not a notebook of course_lib/syllabus.py"; exit 2; }
+	@test -n "$(NB_FILES)" || { echo "NB=$(NB) is not a notebook of course_lib/_syllabus.py"; exit 2; }
 	$(BIN)/python -m course_lib quiz check $(lastword $(NB_FILES))
 	$(BIN)/python -m pytest -q $(filter %.ipynb,$(NB_FILES)) $(PYTEST_ARGS)
 

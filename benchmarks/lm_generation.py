@@ -25,9 +25,9 @@ import time
 import torch
 
 from course_lib.decoder import DecoderLM, generate
-from course_lib.lm_baselines import train_lm
+from course_lib.lab.lm_baselines import train_lm
+from course_lib.lab.tasks.relative_clauses import MAX_LEN, RelativeClauseCorpus
 from course_lib.sampling import greedy
-from course_lib.tasks.relative_clauses import MAX_LEN, RelativeClauseCorpus
 
 try:  # run as a script from benchmarks/ (or with it on sys.path)
     from attention_speed import time_pair

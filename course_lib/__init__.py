@@ -1,36 +1,45 @@
 """course_lib: the one tested implementation of every building block the course teaches.
 
-One module per concept, in teaching order:
+``ls course_lib`` is the syllabus: at the top sit only the concept modules, one per idea, in teaching order, each
+written as its formulas (the list is ``_syllabus.CONCEPTS``; ``python -c "import course_lib; help(course_lib)"``
+prints it with the notebook that teaches each), plus ``_private`` plumbing. Every public name of a concept module
+(its ``__all__``) imports as ``from course_lib import X``.
 
-- ``recurrent``   notebook 01: a vanilla RNN and a vanishing-gradient probe
-- ``attention``   notebook 02: softmax, scaled dot-product attention, masks
-- ``multihead``   notebook 03: split/merge heads, multi-head attention
-- ``positions``   notebook 04: sinusoidal and learned positional encodings
-- ``blocks``      notebooks 05–06: LayerNorm, residual connections, feed-forward, encoder block and stack
-- ``decoder``     notebook 08: the decoder-only language model, its next-token loss, the KV cache, generation
+The rooms under it:
 
-On top of them: ``models`` (the small classifiers the notebooks train), ``sampling`` (greedy, temperature, top-k,
-top-p), ``lm_baselines`` (unigram, bigram and LSTM language models), ``tasks`` (synthetic data and corpora),
-``training`` (a seeded training loop), ``plots``, ``widgets``, ``quiz`` (the self-check quizzes) and ``checks`` (the
-exercise checks). ``syllabus`` is the table of the course's notebooks and topics. Everything a learner never needs
-to read (the command line ``python -m course_lib``, slides, bundle, grading) lives in ``course_lib.tools``.
+- ``lab/``          what the lessons run on: the models they train, the training loop, the synthetic tasks, the
+                    induction experiment, the baselines, the attention explorer, plots and widgets
+- ``interactive/``  the learner's own tools: quizzes, prediction checkpoints, spaced review, the learning record
+- ``checks/``       the exercise checks and their catalogue of typical mistakes
+- ``tools/``        what a learner never needs to read: the command line ``python -m course_lib``, grading,
+                    exercises, the site and slides, the classroom, the evidence sweeps, setup
 """
 
+import ast
 import importlib
+from pathlib import Path
 
-# Where each name of ``from course_lib import ...`` lives. They are imported on first use (PEP 562), so that the
-# command line (``python -m course_lib quiz check``, ``slides``, ``site``...) starts without loading torch.
-_HOME = {
-    "attention": ("causal_mask", "padding_mask", "scaled_dot_product_attention", "softmax"),
-    "blocks": ("FeedForward", "LayerNorm", "Residual", "TransformerEncoder", "TransformerEncoderBlock"),
-    "decoder": ("DecoderBlock", "DecoderLM", "KVCache", "generate", "next_token_loss"),
-    "multihead": ("MultiHeadAttention", "merge_heads", "split_heads"),
-    "positions": ("LearnedPositionalEmbedding", "SinusoidalPositionalEncoding", "sinusoidal_encoding"),
-    "recurrent": ("VanillaRNN", "input_gradient_norms", "input_gradients"),
-    "reproducibility": ("get_device", "set_seed"),
-    "sampling": ("greedy", "sample", "top_k_filter", "top_p_filter"),
-}
+from ._syllabus import CONCEPT_NOTEBOOK, CONCEPTS
+
+
+def _public_names(module: str) -> tuple[str, ...]:
+    """The ``__all__`` of a module in this folder, read from its source, so that the command line
+    (``python -m course_lib quiz check``, ``slides``, ``site``...) starts without loading torch."""
+    tree = ast.parse((Path(__file__).with_name(f"{module}.py")).read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(target, "id", None) == "__all__" for target in node.targets):
+            return tuple(ast.literal_eval(node.value))
+    raise ImportError(f"course_lib/{module}.py is a concept module and must list its public names in __all__")
+
+
+# Where each name of ``from course_lib import ...`` lives: the concepts' public names, plus the seed helpers. They
+# are imported on first use (PEP 562).
+_HOME = {concept: _public_names(concept) for concept in CONCEPTS} | {"_reproducibility": ("get_device", "set_seed")}
 _MODULE_OF = {name: module for module, names in _HOME.items() for name in names}
+
+__doc__ += "\nThe concepts, in teaching order (notebook, module):\n\n" + "\n".join(
+    f"- {CONCEPT_NOTEBOOK[concept]}  ``{concept}``: {', '.join(_HOME[concept])}" for concept in CONCEPTS
+)
 
 
 def __getattr__(name: str):
@@ -58,34 +67,4 @@ def __dir__() -> list[str]:
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "softmax",
-    "scaled_dot_product_attention",
-    "causal_mask",
-    "padding_mask",
-    "split_heads",
-    "merge_heads",
-    "MultiHeadAttention",
-    "sinusoidal_encoding",
-    "SinusoidalPositionalEncoding",
-    "LearnedPositionalEmbedding",
-    "LayerNorm",
-    "Residual",
-    "FeedForward",
-    "TransformerEncoderBlock",
-    "TransformerEncoder",
-    "DecoderBlock",
-    "DecoderLM",
-    "KVCache",
-    "next_token_loss",
-    "generate",
-    "greedy",
-    "sample",
-    "top_k_filter",
-    "top_p_filter",
-    "VanillaRNN",
-    "input_gradient_norms",
-    "input_gradients",
-    "set_seed",
-    "get_device",
-]
+__all__ = list(_MODULE_OF)

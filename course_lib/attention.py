@@ -4,7 +4,7 @@
 
 Every function works on any number of leading batch axes, e.g. ``(batch, seq, d_k)`` or
 ``(batch, heads, seq, d_k)``, in float32 or float64. Masks are boolean: ``True`` means "may attend".
-The models that train use a faster version of the same function (``course_lib/fast.py``, tested equal to this one).
+The models that train use a faster version of the same function (``course_lib/lab/fast.py``, tested equal to this one).
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import math
 import torch
 
 from ._validate import check_attention_inputs, check_lengths, check_positive_int, check_softmax
+
+__all__ = ["softmax", "scaled_dot_product_attention", "causal_mask", "padding_mask"]
 
 
 def softmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:

@@ -24,6 +24,8 @@ from ._validate import CourseInputError, check_positive_int, check_token_ids
 from .attention import causal_mask, scaled_dot_product_attention
 from .multihead import MultiHeadAttention, merge_heads, split_heads
 
+__all__ = ["AttentionOnlyLayer", "AttentionOnlyLM", "per_token_loss", "previous_token_score", "prefix_matching_score"]
+
 
 class AttentionOnlyLayer(nn.Module):
     """One causal multi-head attention layer and its residual sum: ``x + MultiHead(x)``.

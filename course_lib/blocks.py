@@ -19,6 +19,8 @@ from . import _interop as interop
 from ._validate import check_features, check_positive_int
 from .multihead import MultiHeadAttention
 
+__all__ = ["LayerNorm", "Residual", "FeedForward", "TransformerEncoderBlock", "TransformerEncoder"]
+
 
 class LayerNorm(nn.Module):
     """Normalise each token's feature vector to mean 0 and variance 1, then scale by γ and shift by β.

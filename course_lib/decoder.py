@@ -31,6 +31,8 @@ from ._validate import (
 from .attention import causal_mask
 from .blocks import LayerNorm, TransformerEncoderBlock
 
+__all__ = ["KVCache", "DecoderBlock", "DecoderLM", "next_token_loss", "generate"]
+
 
 class KVCache:
     """The keys and values every block has computed so far, so generation never recomputes them.

@@ -27,6 +27,8 @@ from .rmsnorm import RMSNorm
 from .rotary import apply_rotary
 from .swiglu import SwiGLUFeedForward, swiglu_width
 
+__all__ = ["RotaryAttention", "ModernBlock", "ModernDecoderLM", "NORMS", "POSITIONS"]
+
 NORMS = {"layer": LayerNorm, "rms": RMSNorm}
 POSITIONS = ("learned", "sinusoidal", "rotary", "none")
 

@@ -21,6 +21,8 @@ from . import _interop as interop
 from ._validate import check_heads, check_kv_heads, check_multihead_inputs, check_tensor
 from .attention import scaled_dot_product_attention
 
+__all__ = ["split_heads", "merge_heads", "repeat_kv_heads", "MultiHeadAttention"]
+
 
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     """``(batch, seq, d_model)`` → ``(batch, num_heads, seq, d_head)`` with ``d_head = d_model // num_heads``.

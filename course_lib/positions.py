@@ -16,6 +16,8 @@ from torch import nn
 
 from ._validate import check_positions_input, check_positive_int
 
+__all__ = ["sinusoidal_encoding", "SinusoidalPositionalEncoding", "LearnedPositionalEmbedding"]
+
 
 def sinusoidal_encoding(
     seq_len: int, d_model: int, base: float = 10000.0, dtype: torch.dtype = torch.float32

@@ -17,6 +17,8 @@ from torch import nn
 from . import _interop as interop
 from ._validate import check_features, check_model_output, check_positive_int, check_tensor
 
+__all__ = ["VanillaRNN", "input_gradients", "input_gradient_norms"]
+
 
 class VanillaRNN(nn.Module):
     """A single-layer tanh RNN, written as an explicit loop over time.

@@ -15,6 +15,8 @@ from torch import nn
 
 from ._validate import check_features, check_positive_int
 
+__all__ = ["rms_norm", "RMSNorm"]
+
 
 def rms_norm(x: torch.Tensor, gain: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """``g ⊙ x / sqrt(mean(x²) + ε)`` over the last axis: x ``(..., d_model)``, gain ``(d_model,)``; same shape."""

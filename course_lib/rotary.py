@@ -23,6 +23,8 @@ import torch
 
 from ._validate import CourseInputError, check_tensor, shape_str
 
+__all__ = ["rotary_angles", "apply_rotary", "rotation_matrix", "PAIRINGS"]
+
 PAIRINGS = ("halves", "interleaved")
 
 

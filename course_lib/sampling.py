@@ -22,6 +22,8 @@ import torch
 
 from ._validate import check_logits, check_temperature, check_top_k, check_top_p
 
+__all__ = ["greedy", "temperature", "top_k_filter", "top_p_filter", "sample", "sampler"]
+
 
 def greedy(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
     """The most likely token of every row: ``(..., vocab)`` → ``(...)`` ids. ``generator`` is ignored."""

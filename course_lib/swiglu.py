@@ -15,6 +15,8 @@ from torch import nn
 
 from ._validate import check_features, check_positive_int
 
+__all__ = ["swiglu_width", "SwiGLUFeedForward"]
+
 
 def swiglu_width(d_ff: int) -> int:
     """The SwiGLU width with (about) the parameters of a two-matrix network of width ``d_ff``: ``round(2/3 · d_ff)``."""

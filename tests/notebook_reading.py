@@ -12,6 +12,7 @@ module that is in neither.
 
 NOTEBOOK_READING_TESTS = [
     "tests/test_layout.py",
+    "tests/test_package_map.py",
     "tests/test_notebook_structure.py",
     "tests/test_instructor_guide.py",
     "tests/test_quiz.py",

@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from course_lib import plots  # noqa: E402
+from course_lib.lab import plots  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 COVERED = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) + sorted(
@@ -148,14 +148,14 @@ def test_every_colour_in_the_notebooks_and_course_lib_is_from_the_palette():
         bad = {c for c in colours_in(text) if c.upper() not in ALLOWED_COLOURS and not c.startswith("{")}
         if bad:
             offenders[name] = sorted(bad)
-    assert not offenders, f"colours outside course_lib.plots.PALETTE / PALE (run prepare_notebooks): {offenders}"
+    assert not offenders, f"colours outside course_lib.lab.plots.PALETTE / PALE (run prepare_notebooks): {offenders}"
 
 
 def test_every_colour_map_is_colour_blind_safe():
     used = {(name, cmap) for name, text in sources().items() for cmap in CMAP.findall(text)}
     assert used, "the notebooks draw heatmaps; the scan should find their colour maps"
     bad = sorted((name, cmap) for name, cmap in used if cmap not in plots.SAFE_COLORMAPS)
-    assert not bad, f"colour maps outside course_lib.plots.SAFE_COLORMAPS: {bad}"
+    assert not bad, f"colour maps outside course_lib.lab.plots.SAFE_COLORMAPS: {bad}"
 
 
 # --------------------------------------------------------------------------- alt text from the data
@@ -214,7 +214,7 @@ def test_show_figure_stores_the_alt_text_in_the_output(tmp_path):
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [
         nbformat.v4.new_code_cell(
-            "import matplotlib.pyplot as plt\nfrom course_lib.plots import line_plot, show_figure\n%matplotlib inline\n"
+            "import matplotlib.pyplot as plt\nfrom course_lib.lab.plots import line_plot, show_figure\n%matplotlib inline\n"
             "line_plot([1, 2], {'loss': [2.0, 0.5]}, 'step', 'loss', 'The loss falls')\nshow_figure()"
         )
     ]
@@ -248,5 +248,5 @@ def test_every_stored_figure_has_alt_text(path):
     missing = figures_without_alt(path)
     assert not missing, (
         f"{path.name}: figures without alt text ({len(missing)}): {missing[:3]}. "
-        "Show figures with course_lib.plots.show_figure() (python -m course_lib notebook prepare), then re-execute."
+        "Show figures with course_lib.lab.plots.show_figure() (python -m course_lib notebook prepare), then re-execute."
     )

@@ -1,4 +1,4 @@
-"""The block diagram of notebooks 05 and 06 (``course_lib.plots.block_wiring_diagram``) draws what the code computes.
+"""The block diagram of notebooks 05 and 06 (``course_lib.lab.plots.block_wiring_diagram``) draws what the code computes.
 
 Each wiring in ``BLOCK_WIRINGS`` is read as a program, step by step in its numbered order, and run with the weights
 of a real ``TransformerEncoderBlock``: it must give the block's output. A diagram with two steps swapped, a skip
@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from course_lib import TransformerEncoderBlock
-from course_lib.plots import BLOCK_SKIPS, BLOCK_WIRINGS, block_wiring_diagram, describe_figure
+from course_lib.lab.plots import BLOCK_SKIPS, BLOCK_WIRINGS, block_wiring_diagram, describe_figure
 
 CIRCLED = "①②③④⑤⑥⑦⑧⑨"
 

@@ -64,7 +64,7 @@ def test_the_bundle_has_every_notebook_and_learner_exercise(learners):
         "pyproject.toml",
         "course_lib/__init__.py",
         "course_lib/tools/cli.py",
-        "course_lib/quiz/banks/final.yaml",
+        "course_lib/interactive/quiz/banks/final.yaml",
         "docs/exercises.md",
         "docs/quizzes.md",
     ):

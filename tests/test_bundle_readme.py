@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from course_lib.syllabus import COURSE
+from course_lib._syllabus import COURSE
 from course_lib.tools.publish import bundle as bundle_module
 
 

@@ -2,7 +2,7 @@
 
 - A code cell a learner reads holds the idea being taught: at most ``MAX_LINES`` lines (its source as shown, trailing
   blank lines not counted), unless it carries the tag ``lesson-code`` (the code *is* the lesson). The Colab setup
-  cell (tag ``colab``) is exempt. Plotting and diagram code belongs in ``course_lib.plots``.
+  cell (tag ``colab``) is exempt. Plotting and diagram code belongs in ``course_lib.lab.plots``.
 - Each notebook's first cell states its time as a range that contains the estimate of
   ``course_lib/tools/publish/reading_time.py`` (words, code lines, figures and quiz questions at stated rates).
 
@@ -42,7 +42,7 @@ def test_code_cells_stay_within_the_budget(path):
         and shown_lines(cell.source) > MAX_LINES
     ]
     assert not long, (
-        f"{path.name}: code cells over {MAX_LINES} lines (move plotting into course_lib.plots, split the cell, or "
+        f"{path.name}: code cells over {MAX_LINES} lines (move plotting into course_lib.lab.plots, split the cell, or "
         "tag it lesson-code if the code is the lesson):\n  " + "\n  ".join(long)
     )
 

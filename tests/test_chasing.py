@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from course_lib._validate import CourseInputError
-from course_lib.tasks import chasing
-from course_lib.tasks.chasing import (
+from course_lib.lab.tasks import chasing
+from course_lib.lab.tasks.chasing import (
     ANIMALS,
     NUM_ANIMALS,
     NUM_VERBS,
@@ -23,7 +23,7 @@ from course_lib.tasks.chasing import (
     sentence,
     swapped_rows,
 )
-from course_lib.training import evaluate_accuracy
+from course_lib.lab.training import evaluate_accuracy
 
 
 def animal_index(ids: torch.Tensor) -> torch.Tensor:

@@ -23,9 +23,9 @@ from course_lib.tools.publish import slides
 ROOT = Path(__file__).resolve().parents[1]
 CELLS = [
     'import time\nfor step in range(5):\n    print("step", step, flush=True)\n    time.sleep(0.05)',
-    "import matplotlib.pyplot as plt\n\nfrom course_lib.plots import show_figure\n\n"
+    "import matplotlib.pyplot as plt\n\nfrom course_lib.lab.plots import show_figure\n\n"
     'plt.plot([0, 1, 2], [0, 1, 4], label="squares")\nplt.legend()\nshow_figure()',
-    'from course_lib.quiz import show_quiz\n\nshow_quiz("01")',
+    'from course_lib.interactive.quiz import show_quiz\n\nshow_quiz("01")',
 ]
 
 

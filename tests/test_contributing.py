@@ -46,7 +46,9 @@ def new_notebook(number: str, title: str) -> nbformat.NotebookNode:
         nbformat.v4.new_code_cell("import torch\n\nfrom course_lib import scaled_dot_product_attention, set_seed"),
         nbformat.v4.new_markdown_cell("## Queries from one sequence, keys and values from another"),
         nbformat.v4.new_markdown_cell("**Predict first**, then run the experiment."),
-        nbformat.v4.new_code_cell(f'from course_lib.predict import predict, reveal\n\npredict("{number}-columns")'),
+        nbformat.v4.new_code_cell(
+            f'from course_lib.interactive.predict import predict, reveal\n\npredict("{number}-columns")'
+        ),
         nbformat.v4.new_code_cell(
             "set_seed(0)\n"
             "decoder_states = torch.randn(1, 3, 8)  # (batch, seq_q, d_model)\n"
@@ -66,7 +68,7 @@ def new_notebook(number: str, title: str) -> nbformat.NotebookNode:
         ),
         nbformat.v4.new_markdown_cell("## Summary\n\nEach decoder position reads the whole encoder sequence."),
         nbformat.v4.new_markdown_cell("## Check your understanding"),
-        nbformat.v4.new_code_cell(f'from course_lib.quiz import show_quiz\n\nshow_quiz("{number}")'),
+        nbformat.v4.new_code_cell(f'from course_lib.interactive.quiz import show_quiz\n\nshow_quiz("{number}")'),
     ]
     notebook = nbformat.v4.new_notebook(cells=cells)
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -113,19 +115,21 @@ def test_adding_a_notebook_as_contributing_md_says(copy):
     nbformat.write(new_notebook(number, title), path)
 
     # step 2: its row in the syllabus, at the end of COURSE
-    syllabus = copy / "course_lib" / "syllabus.py"
+    syllabus = copy / "course_lib" / "_syllabus.py"
     text = syllabus.read_text(encoding="utf-8")
     end = text.index("\n)\n", text.index("COURSE: tuple[Notebook, ...] = ("))
     syllabus.write_text(text[:end] + "\n    " + row.strip() + text[end:], encoding="utf-8")
 
     # step 4: its quiz bank
-    (copy / "course_lib" / "quiz" / "banks" / f"{number}.yaml").write_text(code_block("yaml"), encoding="utf-8")
+    (copy / "course_lib" / "interactive" / "quiz" / "banks" / f"{number}.yaml").write_text(
+        code_block("yaml"), encoding="utf-8"
+    )
     quiz_tests = copy / "tests" / "test_quiz.py"
     text = quiz_tests.read_text(encoding="utf-8")
     anchor = text.index('@pytest.mark.parametrize("question_id", sorted(CONSISTENCY))')
     quiz_tests.write_text(text[:anchor] + code_block("python", 1) + "\n\n" + text[anchor:], encoding="utf-8")
     # step 4, continued: its prediction checkpoint
-    checkpoints = copy / "course_lib" / "checkpoints.yaml"
+    checkpoints = copy / "course_lib" / "interactive" / "checkpoints.yaml"
     checkpoints.write_text(checkpoints.read_text(encoding="utf-8").rstrip("\n") + "\n" + code_block("yaml", 1))
     checked = run(copy, "-m", "course_lib", "quiz", "check")
     assert checked.returncode == 0, checked.stdout + checked.stderr
@@ -145,7 +149,7 @@ def test_adding_a_notebook_as_contributing_md_says(copy):
     # everything that reads the syllabus sees the new notebook
     seen = run(
         copy, "-c",
-        "from course_lib import syllabus; from course_lib.tools.publish import slides; import course_lib;"
+        "from course_lib import _syllabus as syllabus; from course_lib.tools.publish import slides; import course_lib;"
         "print(course_lib.__file__); print(syllabus.notebook_label('12'));"
         "print([p.name for p in slides.course_notebooks()][-1])",
     )  # fmt: skip

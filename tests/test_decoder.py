@@ -13,10 +13,10 @@ from torch import nn
 
 from course_lib._validate import CourseInputError
 from course_lib.decoder import DecoderBlock, DecoderLM, KVCache, generate, next_token_loss
-from course_lib.lm_baselines import LSTMLM, BigramLM, UnigramLM, train_lm, validation_loss
-from course_lib.models import count_parameters
+from course_lib.lab.lm_baselines import LSTMLM, BigramLM, UnigramLM, train_lm, validation_loss
+from course_lib.lab.models import count_parameters
+from course_lib.lab.tasks import relative_clauses as rc
 from course_lib.sampling import greedy, sample, sampler, temperature, top_k_filter, top_p_filter
-from course_lib.tasks import relative_clauses as rc
 
 
 def small_model(seed: int, vocab: int = 11, d_model: int = 16, heads: int = 2, n_blocks: int = 2) -> DecoderLM:
@@ -258,7 +258,7 @@ def test_the_lstm_is_sized_like_the_transformer_and_training_lowers_the_loss():
 
 
 def test_the_sampling_widget_redraws_and_has_a_text_fallback():
-    from course_lib.widgets import SamplingWidget, sampling_distributions
+    from course_lib.lab.widgets import SamplingWidget, sampling_distributions
 
     model = DecoderLM(len(rc.VOCAB), 16, 2, 1, 32, rc.MAX_LEN).eval()
     lab = SamplingWidget(model, rc.VOCAB, ["the dog , which chased the owls ,", "the geese"])

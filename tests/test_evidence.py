@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib import syllabus
+from course_lib import _syllabus as syllabus
 from course_lib.tools.cli import main
 from course_lib.tools.evidence.sweeps import SWEEPS, Table, find
 
@@ -105,7 +105,7 @@ def test_bad_input_gets_a_message_not_a_traceback(argv, message, capsys):
 
 def cited_commands() -> dict[str, set[str]]:
     """{sweep name: the files that cite it}, over notebooks, quiz banks and docs."""
-    files = list(NOTEBOOKS.values()) + sorted((ROOT / "course_lib" / "quiz" / "banks").glob("*.yaml"))
+    files = list(NOTEBOOKS.values()) + sorted((ROOT / "course_lib" / "interactive" / "quiz" / "banks").glob("*.yaml"))
     files += sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md", ROOT / "benchmarks" / "README.md"]
     cited: dict[str, set[str]] = {}
     for path in files:

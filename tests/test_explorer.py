@@ -7,7 +7,7 @@ import torch
 from course_lib.attention import scaled_dot_product_attention, softmax
 from course_lib.attention_only import AttentionOnlyLM
 from course_lib.decoder import DecoderLM
-from course_lib.explorer import (
+from course_lib.lab.explorer import (
     STAGES,
     AttentionExplorer,
     Example,
@@ -18,8 +18,8 @@ from course_lib.explorer import (
     score_terms,
     trace,
 )
-from course_lib.models import TransformerClassifier
-from course_lib.tasks import agreement
+from course_lib.lab.models import TransformerClassifier
+from course_lib.lab.tasks import agreement
 
 
 def _model(seed=0):

@@ -1,4 +1,4 @@
-"""The figure functions of notebooks 03 and 04 (course_lib.plots) draw what they claim to draw."""
+"""The figure functions of notebooks 03 and 04 (course_lib.lab.plots) draw what they claim to draw."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from course_lib import plots, sinusoidal_encoding, split_heads  # noqa: E402
+from course_lib import sinusoidal_encoding, split_heads  # noqa: E402
+from course_lib.lab import plots
 
 
 @pytest.fixture(autouse=True)

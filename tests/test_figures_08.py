@@ -1,4 +1,4 @@
-"""The cross-attention diagram of notebook 08 (``course_lib.plots.cross_attention_diagram``) reads cleanly: every
+"""The cross-attention diagram of notebook 08 (``course_lib.lab.plots.cross_attention_diagram``) reads cleanly: every
 arrow starts and ends on a box's edge, no two arrows cross, and no label lies on an arrow."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.text import Annotation  # noqa: E402
 
-from course_lib import plots  # noqa: E402
+from course_lib.lab import plots  # noqa: E402
 
 
 @pytest.fixture

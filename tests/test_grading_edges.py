@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from course_lib import record
-from course_lib.quiz import QuizBankError, parse_bank
+from course_lib.interactive import record
+from course_lib.interactive.quiz import QuizBankError, parse_bank
 from course_lib.tools.exercises import build as generate
 from course_lib.tools.grading import grade as grading
 from course_lib.tools.grading import worker

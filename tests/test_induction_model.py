@@ -5,7 +5,7 @@ import torch
 
 from course_lib._validate import CourseInputError
 from course_lib.attention_only import AttentionOnlyLM, per_token_loss, prefix_matching_score, previous_token_score
-from course_lib.tasks.repeated import repeated_batches, repeated_tokens
+from course_lib.lab.tasks.repeated import repeated_batches, repeated_tokens
 
 
 def test_repeated_tokens_repeat_their_first_half():

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from course_lib import syllabus
-from course_lib.quiz import load_bank
+from course_lib import _syllabus as syllabus
+from course_lib.interactive.quiz import load_bank
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "INSTRUCTORS.md"
 NOTEBOOKS = [ROOT / "notebooks" / row.file for row in syllabus.COURSE]
 EXERCISES = sorted((ROOT / "exercises").glob("ex[0-9][0-9]_*.ipynb"))
-BANKS = sorted((ROOT / "course_lib" / "quiz" / "banks").glob("*.yaml"))
+BANKS = sorted((ROOT / "course_lib" / "interactive" / "quiz" / "banks").glob("*.yaml"))
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,9 @@ def test_the_guide_covers_every_notebook(guide, notebook):
         )
     if row.quiz:
         bank = f"{row.quiz}.yaml"
-        assert f"course_lib/quiz/banks/{bank}" in links(text), f"the section on {notebook.name} does not link {bank}"
+        assert f"course_lib/interactive/quiz/banks/{bank}" in links(text), (
+            f"the section on {notebook.name} does not link {bank}"
+        )
 
 
 def test_every_exercise_and_quiz_bank_is_linked(guide):
@@ -59,7 +61,7 @@ def test_every_exercise_and_quiz_bank_is_linked(guide):
     for path in EXERCISES:
         assert f"exercises/{path.name}" in linked, path.name
     for path in BANKS:
-        assert f"course_lib/quiz/banks/{path.name}" in linked, path.name
+        assert f"course_lib/interactive/quiz/banks/{path.name}" in linked, path.name
 
 
 def test_the_guide_has_the_teaching_plans_and_tools(guide):

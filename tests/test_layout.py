@@ -14,17 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from course_lib import syllabus
+from course_lib import _syllabus as syllabus
 from course_lib.checks import EXERCISES
-from course_lib.quiz import available_banks
+from course_lib.interactive.quiz import available_banks
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "course_lib"
 
 # What a learner reads next to a notebook; they depend on torch, on _validate and on each other in teaching order.
-CONCEPTS = ["recurrent", "attention", "multihead", "positions", "blocks", "decoder"]
+# The one list is the syllabus's: this test, the package's exports and the import contracts below all read it.
+CONCEPTS = list(syllabus.CONCEPTS)
 # What the concepts may import from course_lib, besides earlier concepts.
-CONCEPT_HELPERS = {"course_lib._validate", "course_lib._interop", "course_lib.reproducibility"}
+CONCEPT_HELPERS = {"course_lib._validate", "course_lib._interop", "course_lib._reproducibility", "course_lib._errors"}
 FORBIDDEN_IN_CONCEPTS = ("matplotlib", "ipywidgets", "IPython", "yaml", "nbformat", "nbclient")
 
 
@@ -130,25 +131,81 @@ def test_concept_modules_depend_only_on_earlier_concepts(concept):
         assert f"import {library}" not in source and f"from {library}" not in source, f"{name} imports {library}"
 
 
-def test_the_import_contracts_hold():
-    """``.importlinter``: the learner's library never imports the tools; concepts import no plotting, widgets, quizzes
-    or checks, and depend on each other in teaching order (decoder → blocks → multihead → attention)."""
+def import_contracts() -> str:
+    """The import-linter contracts, written from the syllabus's list of concepts (there is no hand-kept copy):
+    nothing outside ``tools`` imports the tools; concepts import no lab, interactive tool, check, plotting or widget;
+    concepts depend on each other only in teaching order (a later concept may use an earlier one, never the reverse).
+    """
+    rooms = sorted(
+        f"course_lib.{path.stem if path.is_file() else path.name}"
+        for path in PACKAGE.iterdir()
+        if (path.suffix == ".py" and path.stem != "__init__") or (path / "__init__.py").is_file()
+    )
+    learner = [room for room in rooms if room not in ("course_lib.tools", "course_lib.__main__")]
+    concepts = [f"course_lib.{name}" for name in CONCEPTS]
+    indent = "\n    "
+    return f"""[importlinter]
+root_package = course_lib
+include_external_packages = True
+
+[importlinter:contract:learner-library-never-imports-tools]
+name = Nothing outside course_lib.tools imports the tools
+type = forbidden
+source_modules ={indent}{indent.join(learner)}
+forbidden_modules ={indent}course_lib.tools
+
+[importlinter:contract:concepts-import-no-helpers]
+name = Concept modules import no lab, interactive tools, checks, plotting or widgets
+type = forbidden
+source_modules ={indent}{indent.join(concepts)}
+forbidden_modules ={indent}course_lib.lab{indent}course_lib.interactive{indent}course_lib.checks{indent}matplotlib{indent}ipywidgets{indent}IPython{indent}yaml
+allow_indirect_imports = True
+
+[importlinter:contract:concepts-in-teaching-order]
+name = Concepts depend only on those taught before them
+type = layers
+layers ={indent}{indent.join(reversed(concepts))}
+"""
+
+
+def test_the_import_contracts_hold(tmp_path):
+    """The contracts of ``import_contracts()``, checked by import-linter on the real package."""
     pytest.importorskip("importlinter", reason="pip install -r requirements-dev.txt brings import-linter")
     from importlinter.cli import lint_imports
 
-    assert lint_imports(config_filename=str(ROOT / ".importlinter")) == 0, "an import contract is broken (see above)"
+    config = tmp_path / "importlinter.ini"
+    config.write_text(import_contracts(), encoding="utf-8")
+    assert lint_imports(config_filename=str(config)) == 0, "an import contract is broken (see above)"
 
 
-def test_every_learner_module_is_under_the_no_tools_contract():
-    """A new module of the learner's room must join the contract, or the contract would silently not cover it."""
-    config = (ROOT / ".importlinter").read_text(encoding="utf-8")
-    contract = config.split("[importlinter:contract:learner-library-never-imports-tools]")[1].split(
-        "forbidden_modules"
-    )[0]
-    learner = {f"course_lib.{path.stem}" for path in PACKAGE.glob("*.py") if not path.stem.startswith("_")}
-    learner |= {f"course_lib.{path.name}" for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
-    missing = sorted(learner - {"course_lib.tools"} - set(contract.split()))
-    assert not missing, f"add {missing} to the source_modules of the first contract in .importlinter"
+def test_the_top_of_the_package_is_the_syllabus():
+    """``ls course_lib/*.py``: the concept modules (the syllabus's list, no more, no fewer) and ``_private`` plumbing."""
+    top = {path.stem for path in PACKAGE.glob("*.py") if not path.stem.startswith("_")}
+    assert top == set(CONCEPTS), (
+        f"not a concept: {sorted(top - set(CONCEPTS))} (move it to a room: lab/, interactive/, tools/); "
+        f"a concept of the syllabus with no module: {sorted(set(CONCEPTS) - top)}"
+    )
+    rooms = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    assert rooms == {"lab", "interactive", "checks", "tools"}, rooms
+
+
+def test_every_public_name_of_a_concept_imports_from_the_package():
+    import course_lib
+
+    for concept in CONCEPTS:
+        module = importlib.import_module(f"course_lib.{concept}")
+        assert hasattr(module, "__all__"), f"course_lib/{concept}.py lists no __all__"
+        public = {
+            name
+            for name, value in vars(module).items()
+            if not name.startswith("_")
+            and getattr(value, "__module__", None) == module.__name__
+            and name != concept  # a function named like its module is imported from the module
+        }
+        missing = public - set(module.__all__)
+        assert not missing, f"{concept}: public names missing from __all__: {sorted(missing)}"
+        for name in module.__all__:
+            assert getattr(course_lib, name) is getattr(module, name), f"from course_lib import {name}"
 
 
 def test_the_learner_room_holds_no_command_line():
@@ -173,8 +230,8 @@ def test_every_notebook_on_disk_is_in_the_syllabus_and_back():
 def test_the_syllabus_names_real_modules_exercises_and_banks():
     assert {row.exercise for row in syllabus.COURSE if row.exercise} == set(EXERCISES)
     for row in syllabus.COURSE:
-        if row.module:
-            assert (PACKAGE / f"{row.module}.py").exists(), row
+        for concept in row.concepts:
+            assert (PACKAGE / f"{concept}.py").exists(), row
         if row.exercise:
             assert (ROOT / "exercises" / "solutions" / f"{row.exercise}.ipynb").exists(), row
         if row.quiz:

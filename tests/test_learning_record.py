@@ -1,4 +1,4 @@
-"""The learning record (course_lib/record.py), `progress`, `record show|reset|delete` and `misconceptions`.
+"""The learning record (course_lib/interactive/record.py), `progress`, `record show|reset|delete` and `misconceptions`.
 
 The quiz widget and the exercise checks append to the record; a corrupt or half-written line is skipped with a
 warning and never costs the rest of the record.
@@ -13,10 +13,10 @@ import warnings
 import pytest
 import torch
 
-from course_lib import record
 from course_lib.checks import check_softmax, run_exercise_checks
-from course_lib.quiz import load_bank
-from course_lib.quiz.widget import QuizView
+from course_lib.interactive import record
+from course_lib.interactive.quiz import load_bank
+from course_lib.interactive.quiz.widget import QuizView
 from course_lib.tools.cli import main
 
 

@@ -4,9 +4,9 @@ import pytest
 import torch
 
 from course_lib._validate import CourseInputError
-from course_lib.models import RecurrentClassifier, TransformerClassifier, count_parameters
-from course_lib.tasks.recall import NUM_KEYS, NUM_VALUES, VOCAB_SIZE, key_value_recall, recall_batches
-from course_lib.training import evaluate_accuracy, train_classifier
+from course_lib.lab.models import RecurrentClassifier, TransformerClassifier, count_parameters
+from course_lib.lab.tasks.recall import NUM_KEYS, NUM_VALUES, VOCAB_SIZE, key_value_recall, recall_batches
+from course_lib.lab.training import evaluate_accuracy, train_classifier
 
 
 def test_recall_batches_are_consistent_and_seeded():

@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib import syllabus
+from course_lib import _syllabus as syllabus
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"

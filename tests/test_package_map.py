@@ -38,17 +38,29 @@ def test_every_module_and_room_is_on_the_map():
     expected |= {f"course_lib/tools/{path.name}" for path in tools.glob("*.py") if path.name != "__init__.py"}
     rooms = [path for path in tools.iterdir() if (path / "__init__.py").is_file()]
     expected |= {f"course_lib/tools/{room.name}/" for room in rooms}
+    # the rooms beside tools/ name their modules and sub-packages in their row too
+    rooms += [path for path in PACKAGE.iterdir() if (path / "__init__.py").is_file() and path.name != "tools"]
     missing = sorted(expected - named)
     assert not missing, f"add these to CONTRIBUTING.md's map of the package: {missing}"
     rows = {line.split("|")[1].strip().strip("`"): line for line in section.splitlines() if line.startswith("| `")}
     for room in rooms:
-        row = rows[f"course_lib/tools/{room.name}/"]
+        row = rows[f"course_lib/{room.relative_to(PACKAGE).as_posix()}/"]
         unnamed = sorted(
             path.name
             for path in list(room.glob("*.py")) + [p for p in room.iterdir() if (p / "__init__.py").is_file()]
             if path.name != "__init__.py" and f"`{path.name}" not in row
         )
-        assert not unnamed, f"the map's row for tools/{room.name}/ does not name {unnamed}"
+        assert not unnamed, f"the map's row for {room.relative_to(PACKAGE).as_posix()}/ does not name {unnamed}"
+
+
+def test_the_concepts_are_mapped_in_the_syllabus_order():
+    """The map's table of concept modules lists the syllabus's ``CONCEPTS``, in teaching order."""
+    from course_lib import _syllabus
+
+    section = map_section()
+    table = section[: section.index("Beside them, the private plumbing")]
+    listed = re.findall(r"^\| `course_lib/(\w+)\.py` \|", table, flags=re.MULTILINE)
+    assert listed == list(_syllabus.CONCEPTS), f"the map lists {listed}; the syllabus teaches {_syllabus.CONCEPTS}"
 
 
 def test_tools_keeps_at_most_six_modules_at_its_top():

@@ -7,8 +7,8 @@ recorded under the old names still reads.
 
 from __future__ import annotations
 
-from course_lib import syllabus
-from course_lib.quiz import load_bank
+from course_lib import _syllabus as syllabus
+from course_lib.interactive.quiz import load_bank
 from course_lib.tools.classroom import learning
 from course_lib.tools.exercises import files as exercise_files
 from course_lib.tools.grading import grade as grading

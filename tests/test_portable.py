@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from course_lib import syllabus
+from course_lib import _syllabus as syllabus
 from course_lib.checks import calling
 from course_lib.checks.registry import EXERCISES
 

@@ -1,4 +1,4 @@
-"""Predict, then observe (course_lib.predict) and spaced review (course_lib.review), with record files."""
+"""Predict, then observe (course_lib.interactive.predict) and spaced review (course_lib.interactive.review), with record files."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from course_lib import predict as predict_module
-from course_lib import record
-from course_lib import review as review_module
+from course_lib._syllabus import lessons
 from course_lib._validate import CourseInputError
-from course_lib.predict import checkpoints, predict, reveal
-from course_lib.review import INTERVALS, due_items, schedule, upcoming
-from course_lib.syllabus import lessons
+from course_lib.interactive import predict as predict_module
+from course_lib.interactive import record
+from course_lib.interactive import review as review_module
+from course_lib.interactive.predict import checkpoints, predict, reveal
+from course_lib.interactive.review import INTERVALS, due_items, schedule, upcoming
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -29,11 +29,10 @@ from course_lib import (
     scaled_dot_product_attention,
     softmax,
     split_heads,
-    syllabus,
 )
+from course_lib import _syllabus as syllabus
 from course_lib._validate import CourseInputError
-from course_lib.models import count_parameters
-from course_lib.quiz import (
+from course_lib.interactive.quiz import (
     TOPICS,
     QuizAnswerError,
     QuizBankError,
@@ -42,7 +41,8 @@ from course_lib.quiz import (
     load_bank,
     parse_bank,
 )
-from course_lib.quiz.model import letter
+from course_lib.interactive.quiz.model import letter
+from course_lib.lab.models import count_parameters
 from course_lib.tools.cli import main as cli_main
 
 # every bank comes from the syllabus: a new notebook's bank is tested without editing this file

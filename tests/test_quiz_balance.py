@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.quiz import load_bank, parse_bank
-from course_lib.quiz.balance import (
+from course_lib.interactive.quiz import load_bank, parse_bank
+from course_lib.interactive.quiz.balance import (
     LONGEST_LIMIT,
     MIN_BANK_SINGLES,
     MIN_POOLED,
@@ -28,9 +28,9 @@ from course_lib.quiz.balance import (
     correct_is_strictly_shortest,
     pooled_balance,
 )
-from course_lib.quiz.loader import available_banks
-from course_lib.quiz.model import display_order
-from course_lib.quiz.render import quiz_html, quiz_text
+from course_lib.interactive.quiz.loader import available_banks
+from course_lib.interactive.quiz.model import display_order
+from course_lib.interactive.quiz.render import quiz_html, quiz_text
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,7 +62,7 @@ def test_display_order_is_a_permutation_fixed_by_the_id_alone():
             assert sorted(order) == list(range(count))
             assert order == display_order(qid, count)
     # not Python's salted hash(): another interpreter (another PYTHONHASHSEED) gives the same order
-    code = "from course_lib.quiz.model import display_order; print(display_order('softmax-rows', 5))"
+    code = "from course_lib.interactive.quiz.model import display_order; print(display_order('softmax-rows', 5))"
     outputs = {
         subprocess.run(
             [sys.executable, "-c", code],
@@ -295,7 +295,7 @@ def test_quiz_check_fails_banks_where_the_right_option_is_never_the_longest(tmp_
 
 
 def test_shipped_banks_pooled_positions_are_balanced():
-    from course_lib.quiz.loader import available_banks
+    from course_lib.interactive.quiz.loader import available_banks
 
     pool = pooled_balance([load_bank(name) for name in available_banks()])
     assert pool.singles >= MIN_POOLED

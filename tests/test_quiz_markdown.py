@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from course_lib.quiz import available_banks, load_bank, parse_bank
-from course_lib.quiz.render import markup, quiz_html
-from course_lib.quiz.widget import QuizView
+from course_lib.interactive.quiz import available_banks, load_bank, parse_bank
+from course_lib.interactive.quiz.render import markup, quiz_html
+from course_lib.interactive.quiz.widget import QuizView
 
 SAMPLE = r"""Is it *was/were*, _chased_ or **the subject**? Look at `x * y` and $a_1 * b_2 < c$.
 

@@ -14,9 +14,9 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_lib.quiz import Question
-from course_lib.quiz.model import Option, format_number
-from course_lib.quiz.render import markup
+from course_lib.interactive.quiz import Question
+from course_lib.interactive.quiz.model import Option, format_number
+from course_lib.interactive.quiz.render import markup
 
 finite = st.floats(min_value=-1e9, max_value=1e9, allow_nan=False, allow_infinity=False)
 tolerances = st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False)

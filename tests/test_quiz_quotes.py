@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from course_lib.syllabus import NOTEBOOKS
+from course_lib._syllabus import NOTEBOOKS
 
 ROOT = Path(__file__).resolve().parents[1]
-BANKS = sorted((ROOT / "course_lib" / "quiz" / "banks").glob("*.yaml"))
+BANKS = sorted((ROOT / "course_lib" / "interactive" / "quiz" / "banks").glob("*.yaml"))
 # a percentage, a count with thousands separators (37,456), or a decimal number (0.7, 0.735)
 NUMBER = re.compile(r"(?<![\w.,])(\d+(?:\.\d+)?%|\d{1,3}(?:,\d{3})+(?![\d])|\d+\.\d+)(?![\w%])")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from course_lib.quiz import QuizBankError, check_banks, load_bank, parse_bank
+from course_lib.interactive.quiz import QuizBankError, check_banks, load_bank, parse_bank
 from course_lib.tools.cli import main as cli_main
 
 HEADER = "title: A test bank\nnotebook: '02'\nquestions:\n"

@@ -15,9 +15,9 @@ import pytest
 from IPython.core.formatters import DisplayFormatter
 from IPython.core.interactiveshell import InteractiveShell
 
-from course_lib.quiz import QuizAnswerError, QuizBankError, load_bank, show_quiz, show_summary
-from course_lib.quiz.render import markup
-from course_lib.quiz.widget import QuizView
+from course_lib.interactive.quiz import QuizAnswerError, QuizBankError, load_bank, show_quiz, show_summary
+from course_lib.interactive.quiz.render import markup
+from course_lib.interactive.quiz.widget import QuizView
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -210,7 +210,7 @@ def test_show_quiz_errors():
 def test_errors_in_a_notebook_are_one_line(capsys):
     shell = InteractiveShell.instance()
     try:
-        shell.run_cell("from course_lib.quiz import show_quiz\nshow_quiz('not-a-bank')")
+        shell.run_cell("from course_lib.interactive.quiz import show_quiz\nshow_quiz('not-a-bank')")
     finally:
         InteractiveShell.clear_instance()
     out = capsys.readouterr().out

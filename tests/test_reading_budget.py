@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib import syllabus
+from course_lib import _syllabus as syllabus
 from course_lib.tools.publish import reading_time
 
 ROOT = Path(__file__).resolve().parents[1]

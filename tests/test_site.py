@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.syllabus import COURSE
+from course_lib._syllabus import COURSE
 from course_lib.tools.publish import bundle, colab, site_search
 from course_lib.tools.publish import site as site_module
 

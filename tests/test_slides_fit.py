@@ -79,8 +79,8 @@ def test_a_code_cell_taller_than_a_slide_is_cut_into_sub_slides():
 
 
 def test_a_quiz_shows_one_question_per_slide():
-    from course_lib.quiz import load_bank
-    from course_lib.quiz.render import markup
+    from course_lib.interactive.quiz import load_bank
+    from course_lib.interactive.quiz.render import markup
 
     notebook = nbformat.read(ROOT / "notebooks" / "01_why_rnns_struggle.ipynb", as_version=4)
     report = fit_notebook(notebook)

@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from course_lib._validate import CourseInputError
-from course_lib.tasks import agreement, first_token, video_search
-from course_lib.widgets import VideoSearchWidget, describe, search
+from course_lib.lab.tasks import agreement, first_token, video_search
+from course_lib.lab.widgets import VideoSearchWidget, describe, search
 
 # --------------------------------------------------------------------------- first token (notebook 06)
 

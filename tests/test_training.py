@@ -1,4 +1,4 @@
-"""course_lib.training: side-by-side runs give the numbers of one-after-another runs; subnormals flushed only while
+"""course_lib.lab.training: side-by-side runs give the numbers of one-after-another runs; subnormals flushed only while
 training. Notebooks 01 and 05 rely on both for their run time (benchmarks/run_course.py)."""
 
 import os
@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from course_lib._validate import CourseInputError
-from course_lib.models import TransformerClassifier
-from course_lib.tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall, recall_batches
-from course_lib.training import _subnormals_flushed, train_classifier, train_side_by_side
+from course_lib.lab.models import TransformerClassifier
+from course_lib.lab.tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall, recall_batches
+from course_lib.lab.training import _subnormals_flushed, train_classifier, train_side_by_side
 
 WIRINGS = {
     "pre-LN, learned positions": dict(norm_first=True, positions="learned"),
@@ -164,7 +164,7 @@ def test_subnormals_are_flushed_only_while_training():
 def test_a_container_cpu_quota_caps_the_cores(monkeypatch, tmp_path, cpu_max, expected):
     import builtins
 
-    from course_lib import training
+    from course_lib.lab import training
 
     quota_file = tmp_path / "cpu.max"
     quota_file.write_text(cpu_max)

@@ -76,7 +76,7 @@ def test_course_input_error_is_a_value_error():
 
 
 def test_blocks_and_models_name_the_expected_width_and_vocabulary():
-    from course_lib.models import TransformerClassifier
+    from course_lib.lab.models import TransformerClassifier
 
     with pytest.raises(CourseInputError, match=r"x must be \(batch, seq, d_model=8\), got \(1, 3, 6\)"):
         cl.TransformerEncoderBlock(8, 2, 16)(torch.zeros(1, 3, 6))
@@ -89,9 +89,9 @@ def test_blocks_and_models_name_the_expected_width_and_vocabulary():
 
 
 def test_training_refuses_a_third_batch_item_that_is_not_a_mask():
-    from course_lib.models import TransformerClassifier
-    from course_lib.tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall
-    from course_lib.training import evaluate_accuracy, train_classifier
+    from course_lib.lab.models import TransformerClassifier
+    from course_lib.lab.tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall
+    from course_lib.lab.training import evaluate_accuracy, train_classifier
 
     model = TransformerClassifier(VOCAB_SIZE, NUM_VALUES, 16, 2, 32, 1, positions="none")
     batch = key_value_recall(10, 4, torch.Generator().manual_seed(0), return_positions=True)

@@ -9,7 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from course_lib import plots  # noqa: E402
+from course_lib.lab import plots  # noqa: E402
 
 
 def test_show_figure_returns_nothing_so_no_out_echoes_the_alt_text():
@@ -60,8 +60,8 @@ def test_many_curves_are_capped():
 
 def test_the_sampling_lab_shows_its_whole_text_only_as_the_fallback():
     from course_lib.decoder import DecoderLM
-    from course_lib.tasks import relative_clauses as rc
-    from course_lib.widgets import SamplingWidget, VideoSearchWidget
+    from course_lib.lab.tasks import relative_clauses as rc
+    from course_lib.lab.widgets import SamplingWidget, VideoSearchWidget
 
     model = DecoderLM(len(rc.VOCAB), 16, 2, 1, 32, rc.MAX_LEN).eval()
     lab = SamplingWidget(model, rc.VOCAB, ["the dog , which chased the owls ,"])

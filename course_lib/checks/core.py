@@ -27,7 +27,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from .. import record
+from ..interactive import record
 
 # Re-exported: remote, the grading worker and the tests reach these through ``core``.
 from .calling import (  # noqa: F401

@@ -22,7 +22,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .. import record
+from ..interactive import record
 from .calling import _is_stub
 from .compare import explains
 from .core import export_checks, run_check

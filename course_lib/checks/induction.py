@@ -13,7 +13,7 @@ Learner signatures:
         the mean next-token loss over the repeated half (loss columns half .. 2·half − 2, i.e. predicting tokens
         half + 1 .. 2·half − 1) of the attention-only model with head ``head`` of layer ``layer`` writing zeros
 
-References: ``course_lib.tasks.repeated.repeated_tokens``, ``course_lib.attention_only.previous_token_score`` and
+References: ``course_lib.lab.tasks.repeated.repeated_tokens``, ``course_lib.attention_only.previous_token_score`` and
 ``prefix_matching_score``, and ``AttentionOnlyLM(tokens, ablate={(layer, head)})`` with ``per_token_loss``.
 Every case draws its sizes from its own seed (batch, heads, half, vocabulary, widths), so no size is special.
 """
@@ -29,8 +29,8 @@ from ..attention import causal_mask
 from ..attention_only import AttentionOnlyLM, per_token_loss
 from ..attention_only import prefix_matching_score as reference_prefix
 from ..attention_only import previous_token_score as reference_previous
+from ..lab.tasks.repeated import repeated_tokens
 from ..multihead import merge_heads
-from ..tasks.repeated import repeated_tokens
 from .core import export_checks
 from .spec import Case, CheckSpec, Mistake, TensorOut
 from .tensors import generator, manual_seed, quiet_rng

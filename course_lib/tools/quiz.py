@@ -16,7 +16,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "quiz",
         help="validate the quiz banks, list them, or print a quiz as text",
-        description="Tools for the self-check quizzes (banks in course_lib/quiz/banks/, see docs/quizzes.md).",
+        description="Tools for the self-check quizzes (banks in course_lib/interactive/quiz/banks/, see docs/quizzes.md).",
     )
     parser.set_defaults(handler=lambda args: (parser.print_help(), 2)[1])
     actions = parser.add_subparsers(dest="action", metavar="action")
@@ -26,7 +26,7 @@ def register(subparsers) -> None:
         help="validate banks (default: all shipped banks); exit 1 if one is malformed",
         description="Load and validate question banks: schema, exactly the right number of correct options, "
         "feedback on every option, numeric answers with a tolerance, unique ids. Then the answer balance "
-        "(course_lib/quiz/balance.py): per bank (of 4 or more single-choice questions), at most 30%% of single-choice "
+        "(course_lib/interactive/quiz/balance.py): per bank (of 4 or more single-choice questions), at most 30%% of single-choice "
         "questions may have the correct option as the strictly longest; over the checked banks pooled (20 or more "
         "single-choice questions), that share must lie between 15%% and 35%%, the share with the correct option as "
         "the strictly shortest must be at most 35%%, and no display position may hold the correct option more than "
@@ -51,8 +51,8 @@ def _describe(quiz) -> str:
 
 
 def _check(args) -> int:
-    from ..quiz.balance import balance_report
-    from ..quiz.loader import check_banks
+    from ..interactive.quiz.balance import balance_report
+    from ..interactive.quiz.loader import check_banks
 
     quizzes, errors = check_banks(args.files or None)
     for quiz in quizzes:
@@ -73,8 +73,8 @@ def _check(args) -> int:
 
 
 def _list(args) -> int:
-    from ..quiz.errors import QuizBankError
-    from ..quiz.loader import available_banks, load_bank
+    from ..interactive.quiz.errors import QuizBankError
+    from ..interactive.quiz.loader import available_banks, load_bank
 
     status = 0
     for name in available_banks():
@@ -91,9 +91,9 @@ def _list(args) -> int:
 
 
 def _show(args) -> int:
-    from ..quiz.errors import QuizBankError
-    from ..quiz.loader import load_bank
-    from ..quiz.render import quiz_text
+    from ..interactive.quiz.errors import QuizBankError
+    from ..interactive.quiz.loader import load_bank
+    from ..interactive.quiz.render import quiz_text
 
     try:
         quiz = load_bank(args.bank)

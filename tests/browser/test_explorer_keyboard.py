@@ -28,7 +28,7 @@ SOURCE = """\
 import torch
 
 from course_lib.decoder import DecoderLM
-from course_lib.explorer import AttentionExplorer, next_token_readout
+from course_lib.lab.explorer import AttentionExplorer, next_token_readout
 
 torch.manual_seed(0)
 vocabulary = [f"v{i}" for i in range(60)]

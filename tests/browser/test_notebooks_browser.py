@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.syllabus import KNOWLEDGE_CHECKS
+from course_lib._syllabus import KNOWLEDGE_CHECKS
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "notebooks").glob("*.ipynb"))
@@ -47,7 +47,7 @@ import torch
 from matplotlib.figure import Figure
 
 from course_lib import DecoderLM
-from course_lib.tasks import relative_clauses as rc
+from course_lib.lab.tasks import relative_clauses as rc
 
 torch.manual_seed(0)
 vocab = rc.VOCAB
@@ -56,7 +56,7 @@ sentence = [vocab.bos_id] + vocab.encode("the dog , which chased the owls ,")"""
 WIDGET_CELLS = [
     # 02
     """\
-from course_lib.widgets import VideoSearchWidget
+from course_lib.lab.widgets import VideoSearchWidget
 
 VideoSearchWidget(query="cats jumping", temperature=1.0)""",
     # 04: a notebook-made explorer, an ipywidgets slider above a picture
@@ -81,7 +81,7 @@ slider.observe(lambda change: setattr(picture, "value", position_png(change["new
 PositionExplorer([slider, picture])""",
     # 03, 08, 09
     """\
-from course_lib.explorer import AttentionExplorer, next_token_readout
+from course_lib.lab.explorer import AttentionExplorer, next_token_readout
 
 AttentionExplorer(
     model,
@@ -94,18 +94,18 @@ AttentionExplorer(
 )""",
     # 08
     """\
-from course_lib.widgets import SamplingWidget
+from course_lib.lab.widgets import SamplingWidget
 
 SamplingWidget(model, vocab, ["the dog , which", "the geese"], max_steps=4)""",
     # every lesson: a checkpoint with options, one with a number
     """\
-from course_lib.predict import predict
+from course_lib.interactive.predict import predict
 
 predict("02-unscaled")""",
     'predict("03-heads")',
     # every lesson
     """\
-from course_lib.quiz import load_bank, show_quiz, show_summary
+from course_lib.interactive.quiz import load_bank, show_quiz, show_summary
 
 show_quiz("02")""",
     # the knowledge checks: a part of a bank with a title, and the score table
@@ -115,7 +115,7 @@ show_quiz(final, topics=["rnn_limits"], title="Section 1")""",
     "show_summary(final)",
     # spaced review (tests/conftest.py turns the learning record off, so nothing is due)
     """\
-from course_lib.review import review
+from course_lib.interactive.review import review
 
 review()""",
 ]

@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 from keyboard import tab_to
 
-from course_lib.predict import LETTERS, checkpoints
-from course_lib.quiz import load_bank
-from course_lib.review import due_items, known_questions, schedule
+from course_lib.interactive.predict import LETTERS, checkpoints
+from course_lib.interactive.quiz import load_bank
+from course_lib.interactive.review import due_items, known_questions, schedule
 
 pytestmark = pytest.mark.browser
 NOTEBOOK = "notebooks/zz_keyboard_widgets.ipynb"
@@ -60,8 +60,8 @@ def _write_notebook(path: Path, record_file: Path) -> None:
         _cell(
             "import os\n"
             f"os.environ['COURSE_RECORD'] = {str(record_file)!r}\n"
-            "from course_lib.predict import predict\n"
-            "from course_lib.review import review"
+            "from course_lib.interactive.predict import predict\n"
+            "from course_lib.interactive.review import review"
         ),
         _cell(f"predict({CHOICE!r})"),
         _cell(f"predict({NUMBER!r})"),

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from keyboard import focused, tab_to
 
-from course_lib.quiz import load_bank
+from course_lib.interactive.quiz import load_bank
 
 NOTEBOOK = "notebooks/07_knowledge_check.ipynb"
 

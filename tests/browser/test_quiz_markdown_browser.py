@@ -37,14 +37,14 @@ questions:
 def write_probe(root) -> None:
     from IPython.core.formatters import DisplayFormatter
 
-    from course_lib.quiz import show_quiz
+    from course_lib.interactive.quiz import show_quiz
 
     (root / "md_probe.yaml").write_text(BANK, encoding="utf-8")
     view = show_quiz(root / "md_probe.yaml")
     data, _metadata = DisplayFormatter().format(view)
     data.pop("application/vnd.jupyter.widget-view+json", None)  # stored as a reader would get it from git
     cell = nbformat.v4.new_code_cell(
-        'from course_lib.quiz import show_quiz\n\nshow_quiz("md_probe.yaml")', execution_count=1
+        'from course_lib.interactive.quiz import show_quiz\n\nshow_quiz("md_probe.yaml")', execution_count=1
     )
     cell.outputs = [nbformat.v4.new_output("execute_result", data=data, execution_count=1)]
     notebook = nbformat.v4.new_notebook(cells=[cell])

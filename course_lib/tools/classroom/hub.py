@@ -20,8 +20,8 @@ import stat
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote, urlsplit
 
-from course_lib import record
 from course_lib._errors import CommandError
+from course_lib.interactive import record
 
 DEFAULT_TARGET = "transformers-course"
 MAX_BYTES = 20 * 1024 * 1024  # an exercise notebook with outputs is well under 1 MB

@@ -1,6 +1,6 @@
 """What a learning record says: a learner's summary (``progress``) and a class's misconceptions (``misconceptions``).
 
-A record is the list of events of ``course_lib.record`` (quiz answers and exercise checks, in order). Both views
+A record is the list of events of ``course_lib.interactive.record`` (quiz answers and exercise checks, in order). Both views
 judge a question by the learner's *first* answer to it, the one that shows what they thought before the feedback.
 """
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from course_lib._syllabus import TOPICS, current_question, notebook_label
 from course_lib.checks.registry import EXERCISES, MISTAKES
-from course_lib.quiz.model import within
-from course_lib.review import known_questions
-from course_lib.syllabus import TOPICS, current_question, notebook_label
+from course_lib.interactive.quiz.model import within
+from course_lib.interactive.review import known_questions
 
 REVISIT_BELOW = 2 / 3  # a topic answered right the first time less often than this is worth another look
 
@@ -281,7 +281,7 @@ class CheckpointReport:
 def checkpoint_report(records: dict[str, list[dict]]) -> list[CheckpointReport]:
     """Per prediction checkpoint: the distribution of the class's predictions and how far they were from the
     measurement (a learner counts once, with the first prediction they locked)."""
-    from course_lib.predict import LETTERS, checkpoints
+    from course_lib.interactive.predict import LETTERS, checkpoints
 
     reports = []
     for spot in checkpoints().values():

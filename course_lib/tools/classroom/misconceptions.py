@@ -19,8 +19,8 @@ import sys
 import warnings
 from pathlib import Path
 
-from course_lib import record
 from course_lib._errors import CommandError
+from course_lib.interactive import record
 
 
 def register(subparsers) -> None:

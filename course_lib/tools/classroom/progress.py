@@ -6,7 +6,7 @@
     python -m course_lib record reset                # empty it (a backup copy is kept next to it first)
     python -m course_lib record delete --yes         # delete it (with --backups, its backups too)
 
-What the record holds and where it lives: ``course_lib/record.py`` and docs/learning-record.md.
+What the record holds and where it lives: ``course_lib/interactive/record.py`` and docs/learning-record.md.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import warnings
 from datetime import datetime
 from pathlib import Path
 
-from course_lib import record
 from course_lib._errors import CommandError
+from course_lib.interactive import record
 
 
 def register(subparsers) -> None:

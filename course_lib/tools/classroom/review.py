@@ -1,10 +1,10 @@
-"""``review``: the quiz questions due for spaced review, one at a time in the terminal (``course_lib.review``).
+"""``review``: the quiz questions due for spaced review, one at a time in the terminal (``course_lib.interactive.review``).
 
     python -m course_lib review              # up to 5 questions due now; type the letter(s) or the number
     python -m course_lib review --list       # what is due now and what comes next, and when
     python -m course_lib review --max 10
 
-The schedule (Leitner boxes, from your learning record) is in ``course_lib/review.py``; each answer is recorded.
+The schedule (Leitner boxes, from your learning record) is in ``course_lib/interactive/review.py``; each answer is recorded.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
-from course_lib import record
 from course_lib._errors import CommandError
+from course_lib.interactive import record
 
 
 def register(subparsers) -> None:
@@ -30,9 +30,9 @@ def register(subparsers) -> None:
 
 
 def _run(args, now: datetime | None = None, ask=input, say=print) -> int:
-    from course_lib.quiz.errors import QuizAnswerError
-    from course_lib.quiz.render import plain
-    from course_lib.review import due_items, known_questions, plan_text, schedule
+    from course_lib.interactive.quiz.errors import QuizAnswerError
+    from course_lib.interactive.quiz.render import plain
+    from course_lib.interactive.review import due_items, known_questions, plan_text, schedule
 
     path = args.record or record.record_path()
     if path is None:

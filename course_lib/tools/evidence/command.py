@@ -64,7 +64,7 @@ def _run(args) -> int:
         + f"; takes {_minutes(sweep, seeds)}"
     )
     print()
-    from course_lib.reproducibility import set_seed
+    from course_lib._reproducibility import set_seed
 
     set_seed(0)  # one CPU thread, as in the notebooks; each run then seeds its own models
     table = function(list(range(seeds)), **settings)

@@ -120,7 +120,7 @@ def run(path: Path, seed: int, *, portable: bool = False, timeout: int = 600) ->
 
 def lesson_paths(numbers: list[str] | None, root: Path) -> list[Path]:
     """The lesson notebooks of the syllabus (every notebook but the knowledge checks), or those numbered."""
-    from course_lib.syllabus import NOTEBOOKS, lessons
+    from course_lib._syllabus import NOTEBOOKS, lessons
 
     if not numbers:
         return [root / "notebooks" / row.file for row in lessons()]

@@ -163,7 +163,7 @@ def discover(submissions_dir: Path) -> tuple[list[Submission], list[tuple[Path, 
 def _exercise_from_stem(stem: str) -> str | None:
     import re
 
-    from course_lib.syllabus import current_exercise
+    from course_lib._syllabus import current_exercise
 
     match = re.match(r"ex0*(\d+)(?:_|\b|$)", current_exercise(stem), flags=re.IGNORECASE)
     if not match:

@@ -320,7 +320,7 @@ def bundle_readme() -> str:
     Written for the bundle (the repository's README describes the test suite, the benchmarks and the solutions,
     none of which the bundle has); ``tests/test_bundle_readme.py`` checks that every link leads to a file in it.
     """
-    from course_lib.syllabus import COURSE
+    from course_lib._syllabus import COURSE
 
     rows = []
     for row in COURSE:

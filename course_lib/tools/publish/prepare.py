@@ -7,11 +7,11 @@ notebooks with ``python -m course_lib exercises build``). Per notebook, idempote
 
 1. **Colab cell.** The first code cell becomes the Colab setup cell (``course_lib.tools.publish.colab``): inserted before
    the first code cell, or brought up to date if it is there already. It is tagged ``colab`` and ``skip``.
-2. **Alt text.** ``plt.show()`` becomes ``show_figure()`` (``course_lib.plots``), which stores alt text written from
+2. **Alt text.** ``plt.show()`` becomes ``show_figure()`` (``course_lib.lab.plots``), which stores alt text written from
    the figure's data in the output, and ``show_figure`` is imported in the setup cell (added to its
-   ``from course_lib.plots import ...`` line, or as a new line after its last ``course_lib`` import).
+   ``from course_lib.lab.plots import ...`` line, or as a new line after its last ``course_lib`` import).
 3. **Colours.** Matplotlib's default tab10 colours and the few hand-picked colours the notebooks used become the
-   colour-blind-safe palette of ``course_lib.plots`` (``COLOR_MAP`` below); box fills become its pale tints.
+   colour-blind-safe palette of ``course_lib.lab.plots`` (``COLOR_MAP`` below); box fills become its pale tints.
 4. **Slides.** A notebook with slideshow metadata is annotated again, so the new cell gets its own (``skip``).
 
 Code changes mean stored outputs are stale: ``python -m course_lib notebook run NOTEBOOK`` prepares and re-executes
@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from course_lib import plots
+from course_lib.lab import plots
 from course_lib.tools.publish import colab
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -121,12 +121,12 @@ def _add_import(notebook) -> bool:
     match = PLOTS_IMPORT.search(cell.source)
     if match:
         names = [name.strip() for name in match.group("names").split(",")]
-        line = "from course_lib.plots import " + ", ".join(sorted({*names, "show_figure"}))
+        line = "from course_lib.lab.plots import " + ", ".join(sorted({*names, "show_figure"}))
         cell.source = cell.source[: match.start()] + line + cell.source[match.end() :]
         return True
     lines = cell.source.split("\n")
     last = max(i for i, line in enumerate(lines) if re.match(r"(from|import) course_lib", line))
-    lines.insert(last + 1, "from course_lib.plots import show_figure")
+    lines.insert(last + 1, "from course_lib.lab.plots import show_figure")
     cell.source = "\n".join(lines)
     return True
 

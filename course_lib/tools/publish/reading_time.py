@@ -116,7 +116,7 @@ def estimate(notebook, questions: int | None = None, main_path: bool = True) -> 
 
 def _quiz_size(notebook) -> int:
     """Questions of the quiz banks the notebook shows (``show_quiz("NN")`` / ``load_bank("NN")`` in its code)."""
-    from course_lib.quiz.loader import load_bank
+    from course_lib.interactive.quiz.loader import load_bank
 
     banks = set()
     for cell in notebook.cells:

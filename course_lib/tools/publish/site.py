@@ -9,7 +9,7 @@ What a page shows, and why:
 
 - Formulas are typeset when the site is built, as MathML the browser draws itself (``typeset``): no script, no
   CDN, so the site reads on a train and a page shows its formulas the moment it opens.
-- Figures carry their stored alt text (``course_lib.plots.show_figure``) as ``<img alt>``.
+- Figures carry their stored alt text (``course_lib.lab.plots.show_figure``) as ``<img alt>``.
 - Quizzes and the per-topic summary show their stored static form (question, options, the answer and explanation
   folded in ``<details>``); a widget shows its stored ``text/html`` form when it has one (a static, precomputed
   view), else its text fallback (the widget views need a kernel).

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course_lib._errors import CommandError
-from course_lib.syllabus import COURSE
+from course_lib._syllabus import COURSE
 from course_lib.tools.publish import typeset
 from course_lib.tools.publish.slides_fit import fit_notebook
 from course_lib.tools.publish.speaker_notes import NOTES_MARKER, restore_notes
@@ -272,7 +272,7 @@ def default_out_dir() -> Path:
 
 
 def course_notebooks(folder: Path | None = None) -> list[Path]:
-    """The course's notebooks in teaching order (``course_lib.syllabus``) that exist in ``folder``."""
+    """The course's notebooks in teaching order (``course_lib._syllabus``) that exist in ``folder``."""
     folder = Path(folder or default_notebooks_dir())
     return [folder / row.file for row in COURSE if (folder / row.file).exists()]
 

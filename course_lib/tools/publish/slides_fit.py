@@ -199,8 +199,8 @@ def _quiz_slides(cell, bank: str, topics, title) -> list:
     """The cell as one sub-slide per question of its quiz (the first keeps the cell's code and slide type)."""
     import copy as _copy
 
-    from course_lib.quiz.loader import load_bank
-    from course_lib.quiz.render import quiz_html, quiz_text
+    from course_lib.interactive.quiz.loader import load_bank
+    from course_lib.interactive.quiz.render import quiz_html, quiz_text
 
     quiz = load_bank(bank)
     questions = [q for q in quiz.questions if topics is None or q.topic in topics]

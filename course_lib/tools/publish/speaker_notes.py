@@ -122,8 +122,8 @@ def with_notes_visible(notebook):
 
 
 def course_notebooks() -> list[Path]:
-    """The course's notebooks in teaching order (``course_lib.syllabus``), as ``slides.course_notebooks`` lists them."""
-    from course_lib.syllabus import COURSE
+    """The course's notebooks in teaching order (``course_lib._syllabus``), as ``slides.course_notebooks`` lists them."""
+    from course_lib._syllabus import COURSE
 
     folder = Path(__file__).resolve().parents[3] / "notebooks"
     return [folder / row.file for row in COURSE if (folder / row.file).exists()]

@@ -79,7 +79,7 @@ def run() -> int:
     try:
         import torch
 
-        from course_lib.reproducibility import get_device
+        from course_lib._reproducibility import get_device
 
         device = get_device()
         print(f"  device: {device} (torch {torch.__version__}, {torch.get_num_threads()} CPU threads)")

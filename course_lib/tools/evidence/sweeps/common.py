@@ -84,11 +84,11 @@ def count(flags: Sequence[bool]) -> str:
 
 
 def train_quietly(model, make_batch, steps: int, **options) -> dict:
-    """``course_lib.training.train_classifier`` without its progress lines (a sweep prints one line per run)."""
+    """``course_lib.lab.training.train_classifier`` without its progress lines (a sweep prints one line per run)."""
     import contextlib
     import io
 
-    from course_lib.training import train_classifier
+    from course_lib.lab.training import train_classifier
 
     with contextlib.redirect_stdout(io.StringIO()):
         return train_classifier(model, make_batch, steps, log_every=steps, **options)

@@ -11,9 +11,9 @@ import torch
 from torch import nn
 
 from course_lib import input_gradient_norms, input_gradients, scaled_dot_product_attention
-from course_lib.models import RecurrentClassifier, TransformerClassifier
-from course_lib.tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall, recall_batches
-from course_lib.training import evaluate_accuracy
+from course_lib.lab.models import RecurrentClassifier, TransformerClassifier
+from course_lib.lab.tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall, recall_batches
+from course_lib.lab.training import evaluate_accuracy
 
 from .common import Table, count, progress, span, train_quietly
 

@@ -8,8 +8,8 @@ import torch
 from torch import nn
 
 from course_lib import softmax
-from course_lib.tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall
-from course_lib.training import evaluate_accuracy
+from course_lib.lab.tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall
+from course_lib.lab.training import evaluate_accuracy
 
 from .common import Table, count, progress, span, train_quietly
 

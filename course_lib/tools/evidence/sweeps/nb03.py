@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from course_lib.models import TransformerClassifier
-from course_lib.tasks import agreement
+from course_lib.lab.models import TransformerClassifier
+from course_lib.lab.tasks import agreement
 
 from .common import Table, count, progress, span, train_quietly
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from course_lib.models import TransformerClassifier
-from course_lib.tasks import chasing
-from course_lib.training import evaluate_accuracy
+from course_lib.lab.models import TransformerClassifier
+from course_lib.lab.tasks import chasing
+from course_lib.lab.training import evaluate_accuracy
 
 from .common import Table, count, progress, span, train_quietly
 

@@ -6,9 +6,9 @@ import torch
 from torch import nn
 
 from course_lib import input_gradient_norms
-from course_lib.models import RecurrentClassifier, TransformerClassifier
-from course_lib.tasks.first_token import NUM_CLASSES, VOCAB_SIZE, first_token, first_token_batches
-from course_lib.training import evaluate_accuracy
+from course_lib.lab.models import RecurrentClassifier, TransformerClassifier
+from course_lib.lab.tasks.first_token import NUM_CLASSES, VOCAB_SIZE, first_token, first_token_batches
+from course_lib.lab.training import evaluate_accuracy
 
 from .common import Table, count, progress, span, train_quietly
 

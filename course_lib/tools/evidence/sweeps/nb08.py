@@ -8,9 +8,9 @@ import io
 import torch
 
 from course_lib.decoder import DecoderLM
-from course_lib.lm_baselines import LSTMLM, BigramLM, UnigramLM, train_lm, validation_loss
-from course_lib.models import count_parameters
-from course_lib.tasks import relative_clauses as rc
+from course_lib.lab.lm_baselines import LSTMLM, BigramLM, UnigramLM, train_lm, validation_loss
+from course_lib.lab.models import count_parameters
+from course_lib.lab.tasks import relative_clauses as rc
 
 from .common import Table, count, progress, span
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from course_lib import induction
+from course_lib.lab import induction
 
 from .common import Table, count, progress, span
 

@@ -7,10 +7,10 @@ import io
 
 import torch
 
-from course_lib.lm_baselines import train_lm, validation_loss
-from course_lib.models import count_parameters
+from course_lib.lab.lm_baselines import train_lm, validation_loss
+from course_lib.lab.models import count_parameters
+from course_lib.lab.tasks import relative_clauses as rc
 from course_lib.modern_block import ModernDecoderLM
-from course_lib.tasks import relative_clauses as rc
 
 from .common import Table, progress, span
 

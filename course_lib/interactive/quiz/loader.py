@@ -1,4 +1,4 @@
-"""Reading and validating question banks (YAML files in ``course_lib/quiz/banks/``).
+"""Reading and validating question banks (YAML files in ``course_lib/interactive/quiz/banks/``).
 
 Every problem is reported as one ``QuizBankError`` that names the file and the question id, e.g.
 
@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from ..syllabus import KNOWLEDGE_CHECKS, NOTEBOOKS, TOPICS, lessons
+from ..._syllabus import KNOWLEDGE_CHECKS, NOTEBOOKS, TOPICS, lessons
 from .errors import QuizBankError
 from .model import KINDS, Mistake, Option, Question, Quiz, display_order
 

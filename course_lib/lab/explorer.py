@@ -32,9 +32,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ._validate import CourseInputError
-from .attention import scaled_dot_product_attention, softmax
-from .multihead import MultiHeadAttention, split_heads
+from .._validate import CourseInputError
+from ..attention import scaled_dot_product_attention, softmax
+from ..multihead import MultiHeadAttention, split_heads
 
 STAGES = ("QKᵀ", "÷√d_k", "mask", "softmax", "·V")
 

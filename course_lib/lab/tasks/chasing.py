@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import torch
 
-from .._validate import CourseInputError, check_positive_int
+from ..._validate import CourseInputError, check_positive_int
 
 CLS = "[CLS]"
 ANIMALS = ["cat", "dog", "mouse", "fox", "bird", "horse", "owl", "goat"]
@@ -79,7 +79,7 @@ def chasing_batch(batch_size: int, generator: torch.Generator, return_roles: boo
 
 
 def chasing_batches():
-    """A ``make_batch(batch_size, generator)`` for ``course_lib.training.train_classifier``: fresh sentences per call."""
+    """A ``make_batch(batch_size, generator)`` for ``course_lib.lab.training.train_classifier``: fresh sentences per call."""
 
     def make_batch(batch_size: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         return chasing_batch(batch_size, generator)

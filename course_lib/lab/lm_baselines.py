@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import nn
 
-from ._validate import CourseInputError, check_positive_int
-from .decoder import next_token_loss
+from .._validate import CourseInputError, check_positive_int
+from ..decoder import next_token_loss
 from .fast import fast_kernels
 
 
@@ -93,7 +93,7 @@ def validation_loss(model: nn.Module, tokens: torch.Tensor, pad_id: int = 0) -> 
     return loss
 
 
-@fast_kernels()  # the same attention and LayerNorm, faster (course_lib/fast.py)
+@fast_kernels()  # the same attention and LayerNorm, faster (course_lib/lab/fast.py)
 def train_lm(
     model: nn.Module,
     make_batch: Callable[[int, torch.Generator], torch.Tensor],

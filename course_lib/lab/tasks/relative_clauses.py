@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 import torch
 
-from .._validate import CourseInputError
+from ..._validate import CourseInputError
 
 PAD, BOS = "<pad>", "<bos>"
 FUNCTION_WORDS = ["the", ",", "which", "."]

@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import torch
 
-from .._validate import CourseInputError
+from ..._validate import CourseInputError
 
 
 class Video(NamedTuple):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from .._validate import CourseInputError
+from ..._validate import CourseInputError
 
 NUM_KEYS = 32
 NUM_VALUES = 16

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import torch
 
-from .._validate import CourseInputError, check_positive_int
+from ..._validate import CourseInputError, check_positive_int
 
 NUM_CLASSES = 8
 NUM_DISTRACTORS = 16

@@ -2,7 +2,7 @@
 
 ``attention.scaled_dot_product_attention`` and ``blocks.LayerNorm.forward`` are written as their formulas, for
 reading. Training runs them thousands of times, so ``fast_kernels()`` swaps in these versions while a model
-trains (``course_lib.training`` and ``lm_baselines.train_lm`` do it):
+trains (``course_lib.lab.training`` and ``lm_baselines.train_lm`` do it):
 
 - attention adds a table of 0 and −∞ for the mask (it broadcasts over batch and heads faster than
   ``masked_fill``), calls PyTorch's fused softmax, and, with no gradient to compute, overwrites the scores with the
@@ -23,8 +23,8 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
-from . import blocks, multihead
-from ._validate import check_attention_inputs, check_features
+from .. import blocks, multihead
+from .._validate import check_attention_inputs, check_features
 
 _TAUGHT = {"attention": multihead.scaled_dot_product_attention, "layer_norm": blocks.LayerNorm.forward}
 _lock = threading.Lock()

@@ -14,9 +14,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._validate import CourseInputError, shape_str
-from .blocks import TransformerEncoder
-from .positions import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+from .._validate import CourseInputError, shape_str
+from ..blocks import TransformerEncoder
+from ..positions import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 
 
 def _embed(embedding: nn.Embedding, tokens: torch.Tensor) -> torch.Tensor:

@@ -9,7 +9,7 @@ Committing to a prediction before a demonstration makes learners see it correctl
 first), the question, and either options with the rule that picks the right one from the measurement
 (``bins``: the measurement falls in option i's range) or a number with a unit and a tolerance.
 
-Both the locked prediction and the measurement go into the learning record (``course_lib.record``). Without a
+Both the locked prediction and the measurement go into the learning record (``course_lib.interactive.record``). Without a
 kernel (the website, GitHub) the question shows with the measured answer folded under it.
 """
 
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from .._validate import CourseInputError
 from . import record
-from ._validate import CourseInputError
 
 CHECKPOINTS_FILE = Path(__file__).with_name("checkpoints.yaml")
 LETTERS = "ABCDEFGHIJ"

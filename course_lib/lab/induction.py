@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .attention_only import AttentionOnlyLM, per_token_loss, prefix_matching_score, previous_token_score
-from .reproducibility import set_seed
+from .._reproducibility import set_seed
+from ..attention_only import AttentionOnlyLM, per_token_loss, prefix_matching_score, previous_token_score
 from .tasks.repeated import repeated_batches, repeated_tokens
 
 VOCAB_SIZE = 32

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
-from ._validate import CourseInputError
+from .._validate import CourseInputError
 from .fast import fast_kernels
 
 Batch = tuple
@@ -51,7 +51,7 @@ def _forward(model: nn.Module, batch: Batch, device: torch.device) -> tuple[torc
     return logits, targets
 
 
-@fast_kernels()  # the same attention and LayerNorm, faster (course_lib/fast.py)
+@fast_kernels()  # the same attention and LayerNorm, faster (course_lib/lab/fast.py)
 def train_classifier(
     model: nn.Module,
     make_batch: MakeBatch,

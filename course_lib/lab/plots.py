@@ -26,7 +26,7 @@ import matplotlib.pyplot as plt
 import torch
 from cycler import cycler
 
-from ._validate import CourseInputError
+from .._validate import CourseInputError
 
 # Okabe & Ito (2008), "Color Universal Design": distinguishable with protanopia, deuteranopia and tritanopia.
 PALETTE = {

@@ -1,6 +1,6 @@
 """Spaced review: bring back quiz questions from earlier notebooks, at growing intervals (Leitner boxes).
 
-    from course_lib.review import review
+    from course_lib.interactive.review import review
     review()                       # in any notebook: the questions due now, one at a time
     python -m course_lib review    # the same in a terminal; --list shows what is due next and when
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from .._validate import CourseInputError, check_positive_int
+from ..._validate import CourseInputError, check_positive_int
 
 
 def repeated_tokens(batch_size: int, half: int, vocab_size: int, generator: torch.Generator) -> torch.Tensor:

@@ -19,15 +19,16 @@ from dataclasses import dataclass
 class Notebook:
     """One notebook of the course.
 
-    ``number`` is its two-digit place in the course, ``file`` its name in ``notebooks/``, ``module`` the
-    ``course_lib`` module it teaches (``None`` when it teaches none), ``exercise`` the exercise notebook that
-    follows it (``None`` when there is none) and ``quiz`` the bank its closing quiz uses.
+    ``number`` is its two-digit place in the course, ``file`` its name in ``notebooks/``, ``concepts`` the
+    concept modules at the top of ``course_lib`` that it teaches, in the order it teaches them (empty for a
+    knowledge check), ``exercise`` the exercise notebook that follows it (``None`` when there is none) and ``quiz``
+    the bank its closing quiz uses.
     """
 
     number: str
     file: str
     title: str
-    module: str | None = None
+    concepts: tuple[str, ...] = ()
     exercise: str | None = None
     quiz: str | None = None
 
@@ -44,31 +45,33 @@ class Part:
 
 COURSE: tuple[Notebook, ...] = (
     Notebook(
-        "01", "01_why_rnns_struggle.ipynb", "Why RNNs struggle with long sequences", "recurrent", "ex01_rnn", "01"
+        "01", "01_why_rnns_struggle.ipynb", "Why RNNs struggle with long sequences", ("recurrent",), "ex01_rnn", "01"
     ),
     Notebook(
-        "02", "02_attention_qkv.ipynb", "Attention: queries, keys and values", "attention", "ex02_attention", "02"
+        "02", "02_attention_qkv.ipynb", "Attention: queries, keys and values", ("attention",), "ex02_attention", "02"
     ),
-    Notebook("03", "03_multi_head_attention.ipynb", "Multi-head attention", "multihead", "ex03_multi_head", "03"),
+    Notebook("03", "03_multi_head_attention.ipynb", "Multi-head attention", ("multihead",), "ex03_multi_head", "03"),
     Notebook(
-        "04", "04_positional_encoding.ipynb", "Positional encoding", "positions", "ex04_positional_encoding", "04"
+        "04", "04_positional_encoding.ipynb", "Positional encoding", ("positions",), "ex04_positional_encoding", "04"
     ),
     Notebook(
         "05",
         "05_residuals_and_layernorm.ipynb",
         "Residual connections and LayerNorm",
-        "blocks",
+        ("blocks",),
         "ex05_layernorm_residual",
         "05",
     ),
-    Notebook("06", "06_transformer_block.ipynb", "The Transformer block", "blocks", "ex06_encoder_block", "06"),
+    Notebook("06", "06_transformer_block.ipynb", "The Transformer block", ("blocks",), "ex06_encoder_block", "06"),
     Notebook("07", "07_knowledge_check.ipynb", "Knowledge check: Part 1", quiz="final"),
-    Notebook("08", "08_language_model.ipynb", "A small language model", "decoder", "ex08_language_model", "08"),
+    Notebook(
+        "08", "08_language_model.ipynb", "A small language model", ("decoder", "sampling"), "ex08_language_model", "08"
+    ),
     Notebook(
         "09",
         "09_induction_heads.ipynb",
         "What heads learn: induction heads",
-        "attention_only",
+        ("attention_only",),
         "ex09_induction_heads",
         "09",
     ),
@@ -76,7 +79,7 @@ COURSE: tuple[Notebook, ...] = (
         "10",
         "10_modern_block.ipynb",
         "Today's block and attention at scale",
-        "modern_block",
+        ("rotary", "rmsnorm", "swiglu", "tiled_attention", "modern_block"),
         "ex10_rope_online_softmax",
         "10",
     ),
@@ -88,6 +91,15 @@ PARTS: tuple[Part, ...] = (
     # every notebook from 08 on, so a new notebook of Part 2 needs only its row in COURSE
     Part(2, "Toward language models", tuple(row.number for row in COURSE if row.number >= "08"), check="11"),
 )
+
+# The concept modules at the top of ``course_lib``, in teaching order: ``ls course_lib`` is this list plus ``_private``
+# plumbing. It feeds the package's exports (``from course_lib import X`` for every name in a concept's ``__all__``),
+# the package docstring, the layout test and the import contracts (tests/test_layout.py).
+CONCEPTS: tuple[str, ...] = tuple(dict.fromkeys(concept for row in COURSE for concept in row.concepts))
+# concept module → the notebook that first teaches it
+CONCEPT_NOTEBOOK: dict[str, str] = {
+    concept: next(row.number for row in COURSE if concept in row.concepts) for concept in CONCEPTS
+}
 
 # notebook number → (file in notebooks/, title): the view most callers want
 NOTEBOOKS: dict[str, tuple[str, str]] = {notebook.number: (notebook.file, notebook.title) for notebook in COURSE}

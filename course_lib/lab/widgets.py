@@ -2,7 +2,7 @@
 
 (At the end of the file: the sampling lab of notebook 08, ``SamplingWidget``.)
 
-The search is attention with a single query over the tiny database in ``course_lib.tasks.video_search``:
+The search is attention with a single query over the tiny database in ``course_lib.lab.tasks.video_search``:
 
     scores  = K q                       one score per video: how many query concepts its title and tags mention
     weights = softmax(scores / T)       T is the temperature
@@ -23,11 +23,11 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
 
-from ._validate import CourseInputError
-from .attention import softmax
-from .decoder import generate
+from .._validate import CourseInputError
+from ..attention import softmax
+from ..decoder import generate
+from ..sampling import sampler, top_k_filter, top_p_filter
 from .plots import PALETTE, describe_figure, next_token_bars
-from .sampling import sampler, top_k_filter, top_p_filter
 from .tasks import video_search as vs
 
 

@@ -1,6 +1,6 @@
 """The quiz engine: questions, checking an answer, and score keeping. Pure Python, no widgets.
 
-    quiz = load_bank("01")                       # the bank course_lib/quiz/banks/01.yaml (quiz.loader)
+    quiz = load_bank("01")                       # the bank course_lib/interactive/quiz/banks/01.yaml (quiz.loader)
     result = quiz.check("rnn-loop-bug", "a")     # Result(correct, feedback, explanation)
     quiz.score                                   # Score(total=7, answered=1, solved=0, first_try=0)
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..syllabus import TOPICS, notebook_label
+from ..._syllabus import TOPICS, notebook_label
 from .errors import QuizAnswerError
 
 KINDS = ("single", "multiple", "numeric")
@@ -260,7 +260,7 @@ class _Progress:
 class Quiz:
     """A bank of questions plus the learner's progress on them.
 
-    ``load_bank("01")`` (in ``quiz.loader``) reads ``course_lib/quiz/banks/01.yaml`` (or a path to any bank file) and validates it;
+    ``load_bank("01")`` (in ``quiz.loader``) reads ``course_lib/interactive/quiz/banks/01.yaml`` (or a path to any bank file) and validates it;
     a malformed bank raises ``QuizBankError`` naming the file and the question.
     """
 

@@ -18,7 +18,7 @@ import textwrap
 import mistune
 from mistune.plugins import math as mistune_math
 
-from ..syllabus import notebook_file, notebook_label
+from ..._syllabus import notebook_file, notebook_label
 from .model import Question, Quiz, TopicScore, format_number, letter
 
 _FENCE = re.compile(r"^```[^\n]*\n(.*?)^```[ \t]*$", re.S | re.M)

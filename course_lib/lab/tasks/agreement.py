@@ -33,8 +33,8 @@ from typing import NamedTuple
 
 import torch
 
-from .._validate import CourseInputError
-from ..attention import padding_mask
+from ..._validate import CourseInputError
+from ...attention import padding_mask
 
 PAD = "<pad>"
 FUNCTION_WORDS = ["the", "near", ",", "which", "[V]", "was", "were"]
@@ -199,7 +199,7 @@ def agreement_batch(
 
 
 def agreement_batches(target: str = "both", pp_prob: float = 0.5, clause_verb: str = "past"):
-    """A ``make_batch(batch_size, generator)`` for ``course_lib.training.train_classifier``."""
+    """A ``make_batch(batch_size, generator)`` for ``course_lib.lab.training.train_classifier``."""
 
     def make_batch(batch_size: int, generator: torch.Generator) -> AgreementBatch:
         return agreement_batch(batch_size, generator, target=target, pp_prob=pp_prob, clause_verb=clause_verb)
