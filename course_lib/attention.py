@@ -4,18 +4,27 @@
 
 Every function works on any number of leading batch axes, e.g. ``(batch, seq, d_k)`` or
 ``(batch, heads, seq, d_k)``, in float32 or float64. Masks are boolean: ``True`` means "may attend".
-The models that train use a faster version of the same function (``course_lib/lab/fast.py``, tested equal to this one).
+Models that train run ``attention_fast``, the same function rearranged for speed (tested equal to it).
 """
 
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import torch
 
 from ._validate import check_attention_inputs, check_lengths, check_positive_int, check_softmax
 
-__all__ = ["softmax", "scaled_dot_product_attention", "causal_mask", "padding_mask"]
+__all__ = [
+    "softmax",
+    "AttentionStages",
+    "attention_stages",
+    "scaled_dot_product_attention",
+    "attention_fast",
+    "causal_mask",
+    "padding_mask",
+]
 
 
 def softmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
@@ -34,13 +43,30 @@ def softmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
     return exps / exps.sum(dim=dim, keepdim=True).clamp_min(torch.finfo(scores.dtype).tiny)
 
 
+# the lines of the formula, by name: scores, scaled, masked, weights (..., seq_q, seq_k) and output (..., seq_q, d_v)
+AttentionStages = namedtuple("AttentionStages", "scores scaled masked weights output")
+
+
+def attention_stages(queries, keys, values, mask=None) -> AttentionStages:
+    """softmax(Q Kᵀ / √d_k) V line by line: the one place the formula is written (the explorer and the checks show
+    these lines; ``scaled_dot_product_attention`` returns the last two). Shapes as below."""
+    check_attention_inputs(queries, keys, values, mask)
+    d_k = queries.shape[-1]
+    scores = queries @ keys.transpose(-2, -1)  # Q Kᵀ: (..., seq_q, seq_k)
+    scaled = scores / math.sqrt(d_k)  # ÷ √d_k
+    masked = scaled if mask is None else scaled.masked_fill(~mask, float("-inf"))  # blocked: weight exp(−inf) = 0
+    weights = softmax(masked, dim=-1)  # (..., seq_q, seq_k)
+    output = weights @ values  # (..., seq_q, d_v)
+    return AttentionStages(scores, scaled, masked, weights, output)
+
+
 def scaled_dot_product_attention(
     queries: torch.Tensor,
     keys: torch.Tensor,
     values: torch.Tensor,
     mask: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """softmax(Q Kᵀ / √d_k) V: every query's weighted average of the value rows.
+    """softmax(Q Kᵀ / √d_k) V: every query's weighted average of the value rows (the lines: ``attention_stages``).
 
     queries: ``(..., seq_q, d_k)``
     keys:    ``(..., seq_k, d_k)``
@@ -51,13 +77,25 @@ def scaled_dot_product_attention(
     output:  ``(..., seq_q, d_v)``, each row a weighted average of the value rows
     weights: ``(..., seq_q, seq_k)``, each row non-negative and summing to 1 (all 0 if the mask blocks the row)
     """
+    stages = attention_stages(queries, keys, values, mask)
+    return stages.output, stages.weights
+
+
+def attention_fast(queries, keys, values, mask=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``scaled_dot_product_attention`` rearranged for speed, the same numbers up to rounding: the mask added as 0 or
+    −∞, PyTorch's fused softmax and, without gradients, the weights written over the scores (one table, not two).
+    A ``MultiHeadAttention`` whose ``fast`` is set runs it (training sets it)."""
     check_attention_inputs(queries, keys, values, mask)
-    d_k = queries.shape[-1]
-    scores = queries @ keys.transpose(-2, -1) / math.sqrt(d_k)  # (..., seq_q, seq_k)
+    scores = (queries / math.sqrt(queries.shape[-1])) @ keys.transpose(-2, -1)  # (..., seq_q, seq_k)
     if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))  # blocked keys: weight exp(−inf) = 0
-    weights = softmax(scores, dim=-1)  # (..., seq_q, seq_k)
-    return weights @ values, weights  # (..., seq_q, d_v)
+        blocked_rows = ~mask.any(dim=-1, keepdim=True)  # a query that may attend to no key: finite scores, weights 0
+        allowed = mask | blocked_rows
+        scores += torch.zeros(allowed.shape, dtype=scores.dtype, device=scores.device).masked_fill_(~allowed, -math.inf)
+    in_place = not (torch.is_grad_enabled() and any(t.requires_grad for t in (queries, keys, values)))
+    weights = torch.softmax(scores, dim=-1, out=scores if in_place else None)  # (..., seq_q, seq_k)
+    if mask is not None and blocked_rows.any():
+        weights = weights.masked_fill(blocked_rows, 0.0)
+    return weights @ values, weights
 
 
 def causal_mask(seq_len: int, device: torch.device | str | None = None) -> torch.Tensor:

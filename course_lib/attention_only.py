@@ -21,8 +21,7 @@ import torch
 from torch import nn
 
 from ._validate import CourseInputError, check_positive_int, check_token_ids
-from .attention import causal_mask, scaled_dot_product_attention
-from .multihead import MultiHeadAttention, merge_heads, split_heads
+from .multihead import MultiHeadAttention, split_heads
 
 __all__ = ["AttentionOnlyLayer", "AttentionOnlyLM", "per_token_loss", "previous_token_score", "prefix_matching_score"]
 
@@ -30,34 +29,27 @@ __all__ = ["AttentionOnlyLayer", "AttentionOnlyLM", "per_token_loss", "previous_
 class AttentionOnlyLayer(nn.Module):
     """One causal multi-head attention layer and its residual sum: ``x + MultiHead(x)``.
 
-    Reuses ``MultiHeadAttention``'s projections (no biases); the forward pass is written out so that single
-    heads can be switched off before ``W_O`` mixes them.
+    ``attention`` is a causal ``MultiHeadAttention`` without biases; its head mask switches single heads off before
+    ``W_O`` mixes them.
     """
 
     def __init__(self, d_model: int, num_heads: int):
         super().__init__()
-        self.attention = MultiHeadAttention(d_model, num_heads, bias=False)
+        self.attention = MultiHeadAttention(d_model, num_heads, bias=False, causal=True)
         self.num_heads = num_heads
 
     def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The queries, keys and values of every head: each ``(batch, num_heads, seq, d_head)``."""
         a = self.attention
-        return (
-            split_heads(a.w_q(x), a.num_heads),
-            split_heads(a.w_k(x), a.num_heads),
-            split_heads(a.w_v(x), a.num_heads),
-        )
+        return tuple(split_heads(w(x), a.num_heads) for w in (a.w_q, a.w_k, a.w_v))
 
     def forward(self, x: torch.Tensor, head_on: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """x: ``(batch, seq, d_model)``; head_on: ``(num_heads,)`` of 1.0 (on) / 0.0 (off), or None for all on.
 
         Returns ``(x + attention output, weights (batch, num_heads, seq, seq))``.
         """
-        queries, keys, values = self.project(x)
-        heads, weights = scaled_dot_product_attention(queries, keys, values, causal_mask(x.shape[1]))
-        if head_on is not None:
-            heads = heads * head_on[None, :, None, None]  # a switched-off head writes zeros
-        return x + self.attention.w_o(merge_heads(heads)), weights
+        output, weights = self.attention(x, head_mask=head_on)
+        return x + output, weights
 
 
 class AttentionOnlyLM(nn.Module):

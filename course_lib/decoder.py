@@ -28,7 +28,6 @@ from ._validate import (
     check_positive_int,
     shape_str,
 )
-from .attention import causal_mask
 from .blocks import LayerNorm, TransformerEncoderBlock
 
 __all__ = ["KVCache", "DecoderBlock", "DecoderLM", "next_token_loss", "generate"]
@@ -95,12 +94,11 @@ class DecoderBlock(TransformerEncoderBlock):
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0, n_kv_heads: int | None = None):
         super().__init__(d_model, num_heads, d_ff, dropout, norm_first=True, n_kv_heads=n_kv_heads)
+        self.self_attention.causal = True  # new query i sees keys 0..start+i, start = the cached positions
 
     def forward(self, x: torch.Tensor, cache: KVCache | None = None, index: int = 0) -> torch.Tensor:
         check_cache_argument(cache)
-        start = 0 if cache is None else cache.positions(index)  # absolute position of the first new token
-        mask = causal_mask(start + x.shape[1], device=x.device)[start:]  # new query i sees keys 0..start+i
-        x = x + self.dropout(self.attend(self.norm1(x), mask, cache, index))
+        x = x + self.dropout(self.attend(self.norm1(x), None, cache, index))
         x = x + self.dropout(self.feed_forward(self.norm2(x)))
         return x
 

@@ -13,63 +13,31 @@ num_heads`` and biases this is exactly ``course_lib.DecoderLM`` (``from_decoder`
 
 from __future__ import annotations
 
+from functools import partial
+
 import torch
 from torch import nn
 
-from . import multihead
-from ._validate import CourseInputError, check_features, check_positive_int, check_token_ids
-from .attention import causal_mask
+from ._validate import CourseInputError, check_positive_int, check_token_ids
 from .blocks import FeedForward, LayerNorm
 from .decoder import DecoderLM, KVCache
-from .multihead import MultiHeadAttention, merge_heads, repeat_kv_heads, split_heads
+from .multihead import MultiHeadAttention
 from .positions import sinusoidal_encoding
 from .rmsnorm import RMSNorm
 from .rotary import apply_rotary
 from .swiglu import SwiGLUFeedForward, swiglu_width
 
-__all__ = ["RotaryAttention", "ModernBlock", "ModernDecoderLM", "NORMS", "POSITIONS"]
+__all__ = ["ModernBlock", "ModernDecoderLM", "NORMS", "POSITIONS"]
 
 NORMS = {"layer": LayerNorm, "rms": RMSNorm}
 POSITIONS = ("learned", "sinusoidal", "rotary", "none")
 
 
-class RotaryAttention(MultiHeadAttention):
-    """Causal self-attention whose queries and keys are turned by RoPE inside each head, after the projection.
-
-    ``MultiHeadAttention`` with its ``n_kv_heads`` (GQA; the cache holds ``n_kv_heads`` heads) and the causal mask
-    built in. ``rotary``: ``"halves"``, ``"interleaved"`` (the RoPE pairing) or ``None`` (no rotation).
-    forward(x, cache=None, index=0): x ``(batch, new, d_model)`` → ``(batch, new, d_model)``; with a cache the new
-    queries attend to every cached position and to the new ones up to themselves.
-    """
-
-    def __init__(self, d_model, num_heads, n_kv_heads=None, bias=False, rotary=None):
-        super().__init__(d_model, num_heads, bias=bias, n_kv_heads=n_kv_heads)
-        self.rotary = rotary
-        self.attention_weights: torch.Tensor | None = None
-
-    def forward(self, x: torch.Tensor, cache: KVCache | None = None, index: int = 0) -> torch.Tensor:
-        check_features("x", x, self.d_model, f"(batch, seq, d_model={self.d_model})", min_dim=3, max_dim=3)
-        q = split_heads(self.w_q(x), self.num_heads)  # (batch, num_heads, new, d_head)
-        k = split_heads(self.w_k(x), self.n_kv_heads)  # (batch, n_kv_heads, new, d_head)
-        v = split_heads(self.w_v(x), self.n_kv_heads)
-        start = 0 if cache is None else cache.positions(index)  # absolute position of the first new token
-        if self.rotary:
-            positions = torch.arange(start, start + x.shape[1], device=x.device)
-            q, k = apply_rotary(q, positions, self.rotary), apply_rotary(k, positions, self.rotary)  # not v
-        if cache is not None:
-            k, v = cache.append(index, k, v)  # (batch, n_kv_heads, start + new, d_head)
-        mask = causal_mask(k.shape[2], device=x.device)[start:]  # (new, start + new)
-        k, v = repeat_kv_heads(k, self.num_heads), repeat_kv_heads(v, self.num_heads)
-        # looked up in multihead at call time, so that training's fast_kernels() speeds this up too
-        heads, weights = multihead.scaled_dot_product_attention(q, k, v, mask)  # (batch, num_heads, new, d_head)
-        self.attention_weights = weights.detach()
-        return self.w_o(merge_heads(heads))  # (batch, new, d_model)
-
-
 class ModernBlock(nn.Module):
     """``x + MHA(Norm(x))`` then ``x + FFN(Norm(x))``: forward(x ``(batch, new, d_model)``, cache, index) → same shape.
 
-    SwiGLU gets width ``swiglu_width(d_ff)`` (2/3 of ``d_ff``), so both feed-forward kinds cost the same parameters.
+    The attention is a causal ``MultiHeadAttention`` with ``n_kv_heads`` (GQA) whose ``rotate`` turns q and k by RoPE
+    (``rotary``: ``"halves"`` or ``"interleaved"``, the pairing; ``None``: no rotation). SwiGLU gets width ``swiglu_width(d_ff)`` (2/3 of ``d_ff``), so both feed-forward kinds cost the same parameters.
     """
 
     def __init__(
@@ -81,13 +49,14 @@ class ModernBlock(nn.Module):
                 f"norm must be 'layer' or 'rms' and feed_forward 'relu' or 'swiglu', got {norm!r}, {feed_forward!r}"
             )
         self.attention_norm, self.feed_forward_norm = NORMS[norm](d_model), NORMS[norm](d_model)
-        self.attention = RotaryAttention(d_model, num_heads, n_kv_heads, bias=bias, rotary=rotary)
+        rotate = None if rotary is None else partial(apply_rotary, pairing=rotary)  # RoPE inside each head
+        self.attention = MultiHeadAttention(d_model, num_heads, bias, n_kv_heads, causal=True, rotate=rotate)
         self.feed_forward = (
             FeedForward(d_model, d_ff) if feed_forward == "relu" else SwiGLUFeedForward(d_model, swiglu_width(d_ff))
         )
 
     def forward(self, x: torch.Tensor, cache: KVCache | None = None, index: int = 0) -> torch.Tensor:
-        x = x + self.attention(self.attention_norm(x), cache, index)
+        x = x + self.attention(self.attention_norm(x), cache=cache, index=index)[0]
         return x + self.feed_forward(self.feed_forward_norm(x))
 
 

@@ -464,8 +464,7 @@ def test_the_feed_forward_cases_reach_past_relu6():
 
 def kv_step_keeping_its_cache_on_the_model(lm, cache_keys, cache_values, new_tokens):
     """Stores the cache on ``lm`` and, once it has one, ignores the cache it is given."""
-    from course_lib.attention import scaled_dot_product_attention
-    from course_lib.decoder import causal_mask
+    from course_lib.attention import causal_mask, scaled_dot_product_attention
 
     old_keys, old_values = getattr(lm, "_keys", cache_keys), getattr(lm, "_values", cache_values)
     n_cached, n_new = old_keys.shape[1], new_tokens.shape[1]

@@ -4,14 +4,13 @@ output only through that head."""
 
 import torch
 
-from course_lib.attention import scaled_dot_product_attention, softmax
+from course_lib.attention import attention_stages, scaled_dot_product_attention, softmax
 from course_lib.attention_only import AttentionOnlyLM
 from course_lib.decoder import DecoderLM
 from course_lib.lab.explorer import (
     STAGES,
     AttentionExplorer,
     Example,
-    attention_stages,
     class_readout,
     heads_off,
     next_token_readout,
@@ -20,6 +19,8 @@ from course_lib.lab.explorer import (
 )
 from course_lib.lab.models import TransformerClassifier
 from course_lib.lab.tasks import agreement
+from course_lib.modern_block import ModernDecoderLM
+from course_lib.multihead import MultiHeadAttention
 
 
 def _model(seed=0):
@@ -32,7 +33,7 @@ def test_stages_equal_course_lib_to_1e6():
     for seq, d_k in ((5, 4), (9, 8), (3, 16)):
         q, k, v = (torch.randn(2, seq, d_k, generator=gen, dtype=torch.float64) for _ in range(3))
         mask = torch.ones(seq, seq, dtype=torch.bool).tril()
-        stages = attention_stages(q, k, v, mask)
+        stages = dict(zip(STAGES, attention_stages(q, k, v, mask)))
         output, weights = scaled_dot_product_attention(q, k, v, mask)
         assert list(stages) == list(STAGES)
         assert torch.allclose(stages["QKᵀ"], q @ k.transpose(-2, -1), atol=1e-6)
@@ -147,3 +148,93 @@ def test_switching_inputs_and_the_static_page_stores_the_first_frames():
         explorer.query == 2 and explorer.ablated == {(1, 1)} and "layer 1 head 1 switched off" in explorer._view.value
     )
     assert widget is explorer.widget()
+
+
+class _RenamedDecoder(DecoderLM):
+    """A decoder by another class name: causality comes from the model's mask, never from its name."""
+
+
+def _every_model():
+    """(name, model, example): every kind of model of the course, each with its own attention."""
+    torch.manual_seed(0)
+    gen = torch.Generator().manual_seed(6)
+    tokens = torch.randint(1, 12, (1, 9), generator=gen)
+    labels = [f"t{i}" for i in range(9)]
+    encoder = TransformerClassifier(
+        agreement.VOCAB_SIZE, 4, d_model=16, num_heads=2, d_ff=32, max_len=agreement.MAX_LEN, positions="learned"
+    )
+    batch = agreement.encode("the dog , which chased the cats , [V]")
+    padded = Example(batch.tokens, agreement.decode(batch.tokens[0]), batch.mask)
+    return [
+        ("encoder (padded)", encoder, padded),
+        ("DecoderLM", DecoderLM(12, 16, 2, 2, 32, max_len=16), Example(tokens, labels)),
+        ("DecoderLM, another class name", _RenamedDecoder(12, 16, 2, 1, 32, max_len=16), Example(tokens, labels)),
+        ("AttentionOnlyLM", AttentionOnlyLM(12, 16, 2, 2, max_len=16), Example(tokens, labels)),
+        (
+            "ModernDecoderLM learned",
+            ModernDecoderLM(12, 16, 2, 2, 32, 16, positions="learned"),
+            Example(tokens, labels),
+        ),
+        ("ModernDecoderLM rotary", ModernDecoderLM(12, 16, 4, 2, 32, 16, positions="rotary"), Example(tokens, labels)),
+        (
+            "grouped-query (rotary, 4 query heads, 1 key/value head)",
+            ModernDecoderLM(12, 16, 4, 2, 32, 16, positions="rotary", n_kv_heads=1, pairing="interleaved"),
+            Example(tokens, labels),
+        ),
+        ("grouped-query DecoderLM", DecoderLM(12, 16, 4, 2, 32, max_len=16, n_kv_heads=2), Example(tokens, labels)),
+    ]
+
+
+def test_the_explorer_shows_each_models_own_attention_to_1e6():
+    """On every model of the course, the explorer's softmax stage (the taught formula applied to the queries, keys and
+    mask the model recorded) equals the weights each attention layer returned to the model, to 1e-6; the decoders'
+    weights are causal and the encoder's are not, whatever the class is called."""
+    for name, model, example in _every_model():
+        model.eval()
+        returned = {}  # the weights each attention layer hands back to its model, from its own forward pass
+        hooks = [
+            module.register_forward_hook(lambda m, args, out, i=i, got=returned: got.__setitem__(i, out[1].detach()))
+            for i, module in enumerate(m for m in model.modules() if isinstance(m, MultiHeadAttention))
+        ]
+        explorer = AttentionExplorer(model, example.tokens, example.labels, mask=example.mask)
+        for hook in hooks:
+            hook.remove()
+        real = example.positions
+        assert len(returned) == len(explorer.layers) > 0, name
+        for layer in range(len(explorer.layers)):
+            for head in range(explorer.num_heads):
+                explorer.select(layer=layer, head=head)
+                own = returned[layer][0, head][real][:, real].double()
+                stages = explorer.stages()
+                torch.testing.assert_close(stages["softmax"].double(), own, atol=1e-6, rtol=0, msg=name)
+                torch.testing.assert_close(explorer.layers[layer].weights[head].double(), own, atol=1e-6, rtol=0)
+                causal = "encoder" not in name
+                above = stages["softmax"].triu(1)
+                assert bool((above == 0).all()) == causal, f"{name}: causal is {causal}"
+        if isinstance(model, AttentionOnlyLM):
+            with torch.no_grad():
+                _, weights = model(example.tokens)
+            torch.testing.assert_close(explorer.layers[1].weights, weights[1][0], atol=1e-6, rtol=0)
+        elif hasattr(model, "attention_weights"):
+            torch.testing.assert_close(explorer.layers[0].weights, model.attention_weights[0][0][:, real][:, :, real])
+
+
+def test_switching_a_head_off_in_a_grouped_query_model_changes_only_that_head():
+    """heads_off on a rotary, grouped-query model: the output equals zeroing that head's slice of W_O's input."""
+    torch.manual_seed(1)
+    model = ModernDecoderLM(12, 16, 4, 2, 32, 16, positions="rotary", n_kv_heads=2).eval()
+    tokens = torch.randint(12, (2, 7), generator=torch.Generator().manual_seed(7))
+    layer = model.blocks[1].attention
+    zeroed = layer.w_o.register_forward_pre_hook(
+        lambda module, args: (args[0].index_fill(-1, torch.arange(2 * layer.d_head, 3 * layer.d_head), 0.0),)
+    )
+    with torch.no_grad():
+        by_hand = model(tokens)
+    zeroed.remove()
+    with heads_off(model, [(1, 2)]), torch.no_grad():
+        switched = model(tokens)
+    assert layer.head_mask is None, "the head comes back on after the block"
+    with torch.no_grad():
+        full = model(tokens)
+    torch.testing.assert_close(switched, by_hand, atol=1e-6, rtol=0)
+    assert not torch.allclose(switched, full, atol=1e-4)

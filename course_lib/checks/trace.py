@@ -22,6 +22,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 
+from ..attention import attention_stages as reference_stages
 from .calling import call_with_time_limit
 from .compare import same
 
@@ -93,11 +94,9 @@ def attention_stages(function: Callable, args: Sequence, expected: Any, causal: 
     """Which stage of softmax(Q Kᵀ / √d_k) V (with a causal mask if ``causal``) the learner's function gets wrong first."""
     queries, keys, values = args[:3]
     d_k = queries.shape[-1]
-    raw = queries.double() @ keys.double().transpose(-2, -1)  # (…, seq_q, seq_k)
-    scaled = raw / math.sqrt(d_k)
-    allowed = torch.ones(raw.shape[-2:], dtype=torch.bool).tril() if causal else None
-    masked = scaled.masked_fill(~allowed, float("-inf")) if causal else scaled
-    weights = torch.softmax(masked, dim=-1)
+    allowed = torch.ones(queries.shape[-2], keys.shape[-2], dtype=torch.bool).tril() if causal else None
+    # the reference: the taught formula's own lines, in float64
+    raw, scaled, masked, weights, _ = reference_stages(queries.double(), keys.double(), values.double(), allowed)
     try:
         _, recorded = record_tensors(function, args, raw.shape)
     except BaseException as exc:  # KeyboardInterrupt stops the check; anything else: no stage report

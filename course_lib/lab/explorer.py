@@ -7,10 +7,11 @@ per-dimension products ``q_i k_i`` that sum to it; step through the stages of on
 
 on the model's own tensors; switch heads off and see the prediction and the loss change.
 
-It works on any model whose attention layers are course ``MultiHeadAttention`` modules (the classifier of 03, the
-``DecoderLM`` of 08, the ``AttentionOnlyLM`` of 09): it reads each layer's queries, keys and values from the outputs
-of ``w_q``, ``w_k``, ``w_v`` (forward hooks), and switches a head off by zeroing its slice of the input of ``w_o``.
-A padded input (03's sentences are left-padded) comes with the model's padding mask: the explorer passes it to the
+It works on every model of the course, since all of them attend with ``MultiHeadAttention`` (the classifiers of
+03-06, the ``DecoderLM`` of 08, the ``AttentionOnlyLM`` of 09, the ``ModernDecoderLM`` of 10 with any positions and
+grouped-query heads): it reads what each layer recorded in its last call (``MultiHeadAttention.recorded``: queries and
+keys after any rotation, values, the mask it used and its weights) and recomputes nothing; the stages are
+``attention_stages`` of those tensors. A head is switched off by the layer's own ``head_mask``. A padded input (03's sentences are left-padded) comes with the model's padding mask: the explorer passes it to the
 model and shows only the real tokens.
 
 Everything is drawn as HTML tables (fast, readable by a screen reader, operable by keyboard). The display also
@@ -33,8 +34,8 @@ import torch
 from torch import nn
 
 from .._validate import CourseInputError
-from ..attention import scaled_dot_product_attention, softmax
-from ..multihead import MultiHeadAttention, split_heads
+from ..attention import attention_stages
+from ..multihead import MultiHeadAttention
 
 STAGES = ("QKᵀ", "÷√d_k", "mask", "softmax", "·V")
 
@@ -54,15 +55,11 @@ def attention_layers(model: nn.Module) -> list[MultiHeadAttention]:
     return layers
 
 
-def is_causal(model: nn.Module) -> bool:
-    """Decoders (08's ``DecoderLM``, 09's ``AttentionOnlyLM``) mask the future; the classifiers of 03-06 do not."""
-    return type(model).__name__ in ("DecoderLM", "AttentionOnlyLM")
-
-
 @dataclass
 class LayerTrace:
-    """One layer's attention on one sequence: ``queries``, ``keys``, ``values`` ``(num_heads, seq, d_head)``,
-    ``mask`` ``(seq, seq)`` boolean or None, and the model's own ``weights`` ``(num_heads, seq, seq)``."""
+    """One layer's attention on one sequence, as the layer recorded it: ``queries`` (after any rotation), ``keys``,
+    ``values`` ``(num_heads, seq, d_head)``, the ``mask`` it used ``(seq, seq)`` boolean or None (nothing blocked), and
+    its own ``weights`` ``(num_heads, seq, seq)``."""
 
     queries: torch.Tensor
     keys: torch.Tensor
@@ -109,57 +106,33 @@ class Example:
         return model(self.tokens) if self.mask is None else model(self.tokens, self.mask)
 
 
-def trace(
-    model: nn.Module, tokens: torch.Tensor | Example, causal: bool | None = None
-) -> tuple[list[LayerTrace], object]:
-    """Run the model on one sequence (``tokens`` ``(1, seq)``, or an ``Example`` with its padding mask) and record
-    every layer's attention among the real tokens.
+def trace(model: nn.Module, tokens: torch.Tensor | Example) -> tuple[list[LayerTrace], object]:
+    """Run the model on one sequence (``tokens`` ``(1, seq)``, or an ``Example`` with its padding mask) and read
+    what every attention layer recorded, among the real tokens.
 
     Returns ``(layers, output)``: a ``LayerTrace`` per attention layer (``seq`` = the number of real tokens) and
     the model's output.
     """
     example = tokens if isinstance(tokens, Example) else Example(tokens, [""] * torch.as_tensor(tokens).shape[-1])
-    causal = is_causal(model) if causal is None else causal
-    captured: dict[tuple[int, str], torch.Tensor] = {}
-    hooks = []
-    for index, mha in enumerate(attention_layers(model)):
-        for name in ("w_q", "w_k", "w_v"):
-
-            def keep(module, inputs, output, key=(index, name), heads=mha.num_heads):
-                captured[key] = split_heads(output.detach(), heads)[0]  # (num_heads, seq, d_head)
-
-            hooks.append(getattr(mha, name).register_forward_hook(keep))
-    try:
-        with torch.no_grad():
-            output = example.run(model)
-    finally:
-        for hook in hooks:
-            hook.remove()
+    attention = attention_layers(model)
+    for layer in attention:
+        layer.recorded = None
+    with torch.no_grad():
+        output = example.run(model)
     real = example.positions  # padding keys get weight 0 in the model, so the real rows still sum to 1
     layers = []
-    for index in range(len(attention_layers(model))):
-        queries, keys, values = (captured[(index, name)][:, real] for name in ("w_q", "w_k", "w_v"))
-        seq = queries.shape[1]
-        mask = torch.ones(seq, seq, dtype=torch.bool).tril() if causal else None
-        _, weights = scaled_dot_product_attention(queries, keys, values, mask)
+    for index, layer in enumerate(attention):
+        if layer.recorded is None:
+            raise CourseInputError(f"attention layer {index} of {type(model).__name__} did not run on this input")
+        recorded = layer.recorded
+        queries, keys, values = (t[0][:, real] for t in recorded[:3])  # (num_heads, n_real, d_head)
+        weights = recorded.weights[0][:, real][:, :, real]  # (num_heads, n_real, n_real)
+        mask = None
+        if recorded.mask is not None:  # shared by the heads: batch item 0, head 0
+            mask = recorded.mask.expand(recorded.weights.shape)[0, 0][real][:, real]  # (n_real, n_real)
+            mask = None if bool(mask.all()) else mask
         layers.append(LayerTrace(queries, keys, values, mask, weights))
     return layers, output
-
-
-def attention_stages(
-    queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, mask: torch.Tensor | None = None
-) -> dict[str, torch.Tensor]:
-    """The five stages of ``softmax(QKᵀ/√d_k) V``, one tensor each, keyed by ``STAGES``.
-
-    queries ``(..., seq_q, d_k)``, keys ``(..., seq_k, d_k)``, values ``(..., seq_k, d_v)``; mask boolean
-    ``(seq_q, seq_k)``, True = may attend. The last two equal ``scaled_dot_product_attention``'s weights and output.
-    """
-    d_k = keys.shape[-1]
-    scores = queries @ keys.transpose(-2, -1)  # QKᵀ: (..., seq_q, seq_k)
-    scaled = scores / math.sqrt(d_k)  # ÷√d_k
-    masked = scaled if mask is None else scaled.masked_fill(~mask, float("-inf"))  # blocked keys: −∞
-    weights = softmax(masked, dim=-1)  # each row sums to 1
-    return dict(zip(STAGES, (scores, scaled, masked, weights, weights @ values)))
 
 
 def score_terms(queries: torch.Tensor, keys: torch.Tensor, query: int, key: int) -> torch.Tensor:
@@ -172,29 +145,23 @@ def score_terms(queries: torch.Tensor, keys: torch.Tensor, query: int, key: int)
 
 @contextmanager
 def heads_off(model: nn.Module, heads: Iterable[tuple[int, int]]):
-    """Inside the ``with`` block, the ``(layer, head)`` pairs write nothing: their slice of ``w_o``'s input is zero."""
+    """Inside the ``with`` block, the ``(layer, head)`` pairs write nothing: the layers' ``head_mask`` holds 0 for them
+    (as ``AttentionOnlyLM(ablate=...)`` does); each layer's mask is put back afterwards."""
     layers = attention_layers(model)
-    by_layer: dict[int, list[int]] = {}
+    off: dict[int, torch.Tensor] = {}
     for layer, head in heads:
         if not (0 <= layer < len(layers) and 0 <= head < layers[layer].num_heads):
             raise CourseInputError(f"no head ({layer}, {head}) in this model")
-        by_layer.setdefault(layer, []).append(head)
-    hooks = []
-    for layer, chosen in by_layer.items():
-        d_head = layers[layer].d_head
-
-        def zero(module, inputs, chosen=tuple(chosen), d_head=d_head):
-            x = inputs[0].clone()  # (batch, seq, num_heads * d_head): the heads side by side
-            for head in chosen:
-                x[..., head * d_head : (head + 1) * d_head] = 0.0
-            return (x,)
-
-        hooks.append(layers[layer].w_o.register_forward_pre_hook(zero))
+        weight = layers[layer].w_o.weight
+        off.setdefault(layer, torch.ones(layers[layer].num_heads, dtype=weight.dtype, device=weight.device))[head] = 0
+    before = [layer.head_mask for layer in layers]
+    for layer, head_mask in off.items():
+        layers[layer].head_mask = head_mask if before[layer] is None else before[layer] * head_mask
     try:
         yield model
     finally:
-        for hook in hooks:
-            hook.remove()
+        for layer, head_mask in zip(layers, before):
+            layer.head_mask = head_mask
 
 
 def logits_of(output) -> torch.Tensor:
@@ -297,7 +264,7 @@ class AttentionExplorer:
     tokens: ``(1, seq)`` ids (or ``(seq,)``); labels: one string per real token; mask: the model's padding mask for
     ``tokens`` (True at real tokens; the padding is hidden); target: the true class, for a classifier's loss.
     readout(output, query, example) returns the prediction and the loss at ``query`` (default: the next token, for
-    language models; ``class_readout`` for classifiers); causal: mask the future (default: from the model type).
+    language models; ``class_readout`` for classifiers). The mask of each layer is the one the model used.
     more_inputs: more ``(tokens, labels[, mask[, target]])`` to choose from; the page without a kernel stores the
     first ``static_frames`` inputs. start_query: where each input's query starts (negative: counted from the end).
 
@@ -311,7 +278,6 @@ class AttentionExplorer:
         tokens: torch.Tensor,
         labels: Sequence[str],
         readout: Readout | None = None,
-        causal: bool | None = None,
         more_inputs: Sequence[tuple] = (),
         title: str = "Attention explorer",
         mask: torch.Tensor | None = None,
@@ -321,7 +287,6 @@ class AttentionExplorer:
     ):
         self.model, self.title = model.eval(), title
         self.inputs = [Example(tokens, list(labels), mask, target)] + [Example(*item) for item in more_inputs]
-        self.causal = is_causal(model) if causal is None else causal
         self.readout = readout or next_token_readout()
         self.static_frames, self.start_query = static_frames, start_query
         self.input = 0
@@ -335,7 +300,7 @@ class AttentionExplorer:
         """Trace input ``index`` and point the query and the key at its ``start_query`` token."""
         self.input = index
         self.example = self.inputs[index]
-        self.layers, self.output = trace(self.model, self.example, self.causal)
+        self.layers, self.output = trace(self.model, self.example)
         self.num_heads = self.layers[0].weights.shape[0]
         self.query = self.key = self.start_query % len(self.labels)
 
@@ -376,7 +341,7 @@ class AttentionExplorer:
     def stages(self) -> dict[str, torch.Tensor]:
         """The five stages for the selected layer and head, ``(seq, seq)`` each (``·V``: ``(seq, d_head)``)."""
         t = self.layers[self.layer]
-        return attention_stages(t.queries[self.head], t.keys[self.head], t.values[self.head], t.mask)
+        return dict(zip(STAGES, attention_stages(t.queries[self.head], t.keys[self.head], t.values[self.head], t.mask)))
 
     def terms(self) -> torch.Tensor:
         """The per-dimension products of the selected (query, key) pair in the selected head: ``(d_head,)``."""
@@ -545,7 +510,7 @@ class AttentionExplorer:
         No network."""
         frames = []
         for example in self.inputs[: self.static_frames]:
-            layers, _ = trace(self.model, example, self.causal)
+            layers, _ = trace(self.model, example)
             frames.append(
                 {
                     "labels": list(example.labels),
@@ -561,7 +526,7 @@ class AttentionExplorer:
         data = json.dumps(frames, ensure_ascii=True).replace("</", "<\\/")
         uid = "attx" + hashlib.sha1(data.encode()).hexdigest()[:10]  # the same on every run: quiet git diffs
         first = self.inputs[0]
-        layers, _ = trace(self.model, first, self.causal)
+        layers, _ = trace(self.model, first)
         first_view = grid_html(first.labels, [t.weights for t in layers], self.start_query % len(first.labels))
         return (
             _STATIC_TEMPLATE.replace("__START__", str(self.start_query))

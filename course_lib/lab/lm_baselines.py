@@ -19,7 +19,7 @@ from torch import nn
 
 from .._validate import CourseInputError, check_positive_int
 from ..decoder import next_token_loss
-from .fast import fast_kernels
+from .training import fast_path
 
 
 class UnigramLM(nn.Module):
@@ -93,7 +93,6 @@ def validation_loss(model: nn.Module, tokens: torch.Tensor, pad_id: int = 0) -> 
     return loss
 
 
-@fast_kernels()  # the same attention and LayerNorm, faster (course_lib/lab/fast.py)
 def train_lm(
     model: nn.Module,
     make_batch: Callable[[int, torch.Generator], torch.Tensor],
@@ -121,21 +120,22 @@ def train_lm(
     model.train()
     losses: list[float] = []
     start = time.perf_counter()
-    for step in range(1, steps + 1):
-        tokens = make_batch(batch_size, generator)
-        loss = next_token_loss(model(tokens), tokens, ignore_index=pad_id)
-        if not torch.isfinite(loss):
-            raise CourseInputError(f"{name}: the loss became {loss.item()} at step {step}; lower the learning rate")
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), clip)
-        optimizer.step()
-        schedule.step()
-        losses.append(loss.item())
-        if step % log_every == 0 or step == steps:
-            recent = losses[-log_every:]
-            first = step - len(recent) + 1
-            print(
-                f"{name}: step {step:4d}/{steps}, mean loss of steps {first}–{step}: {sum(recent) / len(recent):.2f} nats/token"
-            )
+    with fast_path(model):  # the same attention and LayerNorm, faster (training.fast_path)
+        for step in range(1, steps + 1):
+            tokens = make_batch(batch_size, generator)
+            loss = next_token_loss(model(tokens), tokens, ignore_index=pad_id)
+            if not torch.isfinite(loss):
+                raise CourseInputError(f"{name}: the loss became {loss.item()} at step {step}; lower the learning rate")
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), clip)
+            optimizer.step()
+            schedule.step()
+            losses.append(loss.item())
+            if step % log_every == 0 or step == steps:
+                recent = losses[-log_every:]
+                first = step - len(recent) + 1
+                print(
+                    f"{name}: step {step:4d}/{steps}, mean loss of steps {first}–{step}: {sum(recent) / len(recent):.2f} nats/token"
+                )
     return {"loss": losses, "seconds": time.perf_counter() - start}
