@@ -3,7 +3,7 @@
 #   make test   the same install plus test tools, then the whole suite (unit tests, nbval, browser tests): what CI runs
 # Faster tiers for a contributor's loop (README "Running the tests"):
 #   make test-fast               library and unit tests: no notebook execution, no browser, no hub (under a minute)
-#   make test-notebook NB=04     one notebook with its exercise solution and its quiz bank (about 20 s)
+#   make test-notebook NB=04     every test about one notebook: its cells, its exercise, its bank, its pages
 #   make slides the notebooks as offline HTML slide decks in slides/
 #   make site   the whole course as an offline website in site/ (open site/index.html)
 # torch: TORCH=auto (default) installs the CPU build on Linux without an NVIDIA GPU, the default build elsewhere;
@@ -79,15 +79,17 @@ FAST_PARALLEL ?= -n 2 --dist loadgroup
 test-fast: install-dev
 	$(BIN)/python -m pytest tests $(FAST_SKIP) -m "not slow and not browser and not hub" -q $(FAST_PARALLEL) $(PYTEST_ARGS)
 
-# One notebook (NB=04) as the full suite tests it: executed with nbval, its exercise solution too, its quiz bank checked,
-# and the tests that read it (-k its number). Files come from the syllabus (course_lib/_syllabus.py).
-NB_FILES = $(shell $(BIN)/python -c "from course_lib._syllabus import COURSE; r = {n.number: n for n in COURSE}['$(NB)']; \
-	print('notebooks/' + r.file, 'exercises/solutions/' + r.exercise + '.ipynb' if r.exercise else '', r.quiz or '')" 2>/dev/null)
+# Every test about one notebook (NB=04), as the full suite runs it: its cells and its exercise solution's under nbval,
+# its quiz bank checked, and every test whose parameters or module name name it (test_reading_budget.py[04],
+# test_site_browser.py[.../04_positional_encoding.html], test_figures_03_04.py, ...): tests/conftest.py's --notebook
+# option picks them from the whole suite, by the notebook's number, file, exercise and bank in course_lib/_syllabus.py.
+NB_BANK = $(shell $(BIN)/python -c "from course_lib._syllabus import COURSE; print({n.number: n for n in COURSE}['$(NB)'].quiz or '')" 2>/dev/null)
 test-notebook: install-dev
 	@test -n "$(NB)" || { echo "usage: make test-notebook NB=04"; exit 2; }
-	@test -n "$(NB_FILES)" || { echo "NB=$(NB) is not a notebook of course_lib/_syllabus.py"; exit 2; }
-	$(BIN)/python -m course_lib quiz check $(lastword $(NB_FILES))
-	$(BIN)/python -m pytest -q $(filter %.ipynb,$(NB_FILES)) $(PYTEST_ARGS)
+	@$(BIN)/python -c "from course_lib._syllabus import COURSE; assert '$(NB)' in {n.number for n in COURSE}" 2>/dev/null \
+		|| { echo "NB=$(NB) is not a notebook of course_lib/_syllabus.py"; exit 2; }
+	$(if $(NB_BANK),$(BIN)/python -m course_lib quiz check $(NB_BANK))
+	$(BIN)/python -m pytest -q --notebook $(NB) $(PYTEST_ARGS)
 
 # One lint and one format for the code and the notebooks (ruff reads .ipynb natively); settings in pyproject.toml
 lint: install-dev

@@ -1,6 +1,7 @@
 """Shared by every test in tests/ (loaded before anything runs, so nbval's notebook runs in the same session see it)."""
 
 import os
+import re
 import sys
 
 import pytest
@@ -35,42 +36,58 @@ LONGEST_FIRST = (
 )
 
 
-# The walk-through (tests/test_contributing.py) runs every notebook-reading module's fast tests on a copy of the
-# repository that holds the whole course plus one new notebook (tests/notebook_reading.py). Where it runs, the same
-# tests are not run a second time on the repository: a failure among them fails the walk-through, which prints it.
-# Run a module by itself (or `make test-fast`, which leaves the walk-through out) to see its tests one by one.
-WALK_THROUGH = "tests/test_contributing.py::test_adding_a_notebook_as_contributing_md_says"
+def pytest_addoption(parser):
+    group = parser.getgroup("course", "the course's own selections (tests/conftest.py)")
+    group.addoption(
+        "--notebook", metavar="NN", default=None,
+        help="only the tests about notebook NN of the syllabus: its cells (nbval), its exercise, and every test whose "
+        "parameters or module name name it (make test-notebook NB=NN)",
+    )  # fmt: skip
+    group.addoption(
+        "--course-wide", action="store_true",
+        help="with --notebook: also the tests about no single notebook (the walk-through's run on its copy)",
+    )  # fmt: skip
 
 
 @pytest.hookimpl(trylast=True)  # after `-m` and `-k` have deselected what they deselect
 def pytest_collection_modifyitems(session, config, items):
     rank = {path: index for index, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: the rest keep their order
-    if any(item.nodeid == WALK_THROUGH for item in items):
-        share_with_the_walk_through(config, items)
+    number = config.getoption("--notebook", default=None)
+    if number:
+        select_notebook(config, items, number, course_wide=config.getoption("--course-wide"))
 
 
-def share_with_the_walk_through(config, items) -> None:
-    """Deselect the tests that the walk-through runs on its copy (the notebook-reading modules' tests not marked slow)."""
-    from notebook_reading import NEEDS_THE_CHECKOUT, NOTEBOOK_READING_TESTS
+def select_notebook(config, items, number: str, course_wide: bool = False) -> None:
+    """Keep the tests about notebook ``number`` (and, with ``course_wide``, those about no single notebook)."""
+    from course_lib._syllabus import COURSE
 
-    on_the_copy = set(NOTEBOOK_READING_TESTS) - NEEDS_THE_CHECKOUT
-    shared = [
-        item
-        for item in items
-        if item.nodeid.split("::", 1)[0] in on_the_copy and item.get_closest_marker("slow") is None
-    ]
-    if shared:
-        config.hook.pytest_deselected(items=shared)
-        kept = set(map(id, shared))
-        items[:] = [item for item in items if id(item) not in kept]
-        config._course_shared_with_walk_through = len(shared)
+    rows = {row.number: row for row in COURSE}
+    if number not in rows:
+        raise pytest.UsageError(f"--notebook {number}: not a notebook of course_lib/_syllabus.py ({', '.join(rows)})")
+    dropped = []
+    kept = []
+    for item in items:
+        about = notebooks_of(item.nodeid, getattr(getattr(item, "callspec", None), "id", ""), COURSE)
+        (kept if number in about or (course_wide and not about) else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
-def pytest_report_collectionfinish(config, start_path, items):
-    shared = getattr(config, "_course_shared_with_walk_through", 0)
-    if shared:
-        return (
-            f"{shared} notebook-reading tests run inside the walk-through's copy (tests/notebook_reading.py), not twice"
-        )
-    return None
+def notebooks_of(nodeid: str, parameters: str, course) -> set[str]:
+    """The numbers of the notebooks a test is about: named by its file (a notebook's or exercise's cells under nbval),
+    by its module (``test_figures_03_04.py``), or by a parameter (``[04]``, ``[04_positional_encoding.ipynb]``,
+    ``[ex04_positional_encoding]``, ``[desktop-notebooks/04_positional_encoding.html]``, a quiz id ``[04:pe-shape]``)."""
+    from pathlib import PurePosixPath
+
+    file = PurePosixPath(nodeid.split("::", 1)[0])
+    module_words = set(file.stem.split("_")[1:]) if file.name.startswith("test_") else set()
+    stems = {PurePosixPath(token).stem for token in re.split(r"[-/\s]", parameters) if token}
+    whole = parameters.split(":", 1)[0]  # "04", "final", or the bank of a question id "04:pe-shape"
+    about = set()
+    for row in course:
+        files = {row.file.removesuffix(".ipynb"), row.exercise} - {None}
+        if file.stem in files or row.number in module_words or stems & files or whole in {row.number, row.quiz}:
+            about.add(row.number)
+    return about

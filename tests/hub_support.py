@@ -234,15 +234,31 @@ class Learner:
             raise AssertionError(f"{self.name} could not log in: HTTP {response.status_code}")
         return browser
 
-    def open_link(self, browser: requests.Session, link: str, timeout: float = 120.0) -> list[str]:
+    def open_link(
+        self, browser: requests.Session, link: str, timeout: float = 120.0, hub: Hub | None = None
+    ) -> list[str]:
         """Open an nbgitpuller link in the learner's logged-in browser session: the hub redirects to their server's
-        git-pull page, whose script then calls the pull API with the same query; returns the pull's messages."""
-        page = browser.get(link, timeout=30, allow_redirects=True)
-        page.raise_for_status()
-        landed = urlsplit(page.url)
-        if landed.path != f"{urlsplit(self.base).path}/git-pull":
-            raise AssertionError(f"the link led to {page.url}, not to {self.name}'s git-pull page")
-        return self._pull(landed.query, timeout)
+        git-pull page, whose script then calls the pull API with the same query; returns the pull's messages.
+
+        If the server is not running when the link is opened (the test's short idle limit lets the culler stop a
+        server nobody has used yet on a loaded machine), the hub starts it and shows its spawn-pending page, as a
+        browser would see; with ``hub``, this waits on the hub's API until the server is ready, then opens the link
+        again, as that page's script does.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            page = browser.get(link, timeout=30, allow_redirects=True)
+            page.raise_for_status()
+            landed = urlsplit(page.url)
+            if landed.path == f"{urlsplit(self.base).path}/git-pull":
+                return self._pull(landed.query, timeout)
+            pending = landed.path.endswith(f"/hub/spawn-pending/{self.name}")
+            if not (pending and hub is not None and time.monotonic() < deadline):
+                raise AssertionError(f"the link led to {page.url}, not to {self.name}'s git-pull page")
+            while not hub.running(self.name):
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"the server of {self.name} was not ready {timeout:.0f} s after the link")
+                time.sleep(0.5)
 
     def pull_course(self, repo: str, branch: str, target: str, timeout: float = 120.0) -> list[str]:
         """What an nbgitpuller link does once the server runs: clone or merge the course, reading the event stream."""
@@ -271,6 +287,19 @@ class Learner:
         response = self.get("/api/kernels")
         response.raise_for_status()
         return response.json()
+
+    def kernels_while_running(self, hub: Hub) -> list[dict] | None:
+        """The learner's kernels, or None once the hub's API says the server is not running or while the culler is
+        stopping it (the proxy then answers with a redirect or an HTML page instead of the server's JSON)."""
+        if not hub.running(self.name):
+            return None
+        response = self.get("/api/kernels")
+        if response.status_code != 200 or "json" not in response.headers.get("Content-Type", ""):
+            return None
+        try:
+            return response.json()
+        except ValueError:  # the body was cut short as the server stopped
+            return None
 
     def open_notebook(self, path: str) -> KernelConnection:
         """Open the notebook as JupyterLab does: a session (notebook + kernel), then the kernel's websocket."""

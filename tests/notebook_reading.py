@@ -1,13 +1,12 @@
-"""The test modules that read the course's notebooks, banks or syllabus (shared by tests/test_contributing.py and
-tests/conftest.py).
+"""The test modules that read the course's notebooks, banks or syllabus (shared by tests/test_contributing.py).
 
 CONTRIBUTING.md's walk-through (``tests/test_contributing.py``) adds a notebook to a copy of the repository and runs
-every module below on that copy, the course's own notebooks included, so that a contributor who follows the page
-literally is left with a green suite. In `make test` those runs are the only ones: the copy holds every notebook of
-the course plus the new one, so running the same tests again on the repository would only repeat them (see
-``tests/conftest.py``). A test module that reads the course is either in ``NOTEBOOK_READING_TESTS`` or in
-``NOT_ON_THE_COPY`` with its reason; ``test_every_notebook_reading_test_is_in_the_walk_through`` fails on a new
-module that is in neither.
+the modules below on that copy: their tests about the new notebook and those about no single notebook
+(``--notebook NN --course-wide``, tests/conftest.py), so that a contributor who follows the page literally is left
+with a green suite. `make test` runs every one of them on the repository as well, so a failing walk-through hides
+none of them. A test module that reads the course is either in ``NOTEBOOK_READING_TESTS`` or in ``NOT_ON_THE_COPY``
+with its reason; ``test_every_notebook_reading_test_is_in_the_walk_through`` fails on a new module that is in
+neither.
 """
 
 NOTEBOOK_READING_TESTS = [
@@ -39,6 +38,7 @@ NOTEBOOK_READING_TESTS = [
     "tests/test_reading_budget.py",
     "tests/test_hub_tools.py",
     "tests/test_seeds_command.py",
+    "tests/test_tools_api.py",
 ]
 NOT_ON_THE_COPY = {
     "tests/test_contributing.py": "this walk-through itself",
@@ -48,6 +48,6 @@ NOT_ON_THE_COPY = {
     "tests/test_nbgitpuller.py": "pulls the course from a git upstream; the copy is not a git repository",
 }
 
-# Modules with a test that needs the git checkout itself (it skips on the copy, which is not one): `make test` runs
-# these on the repository as well. The walk-through fails if a test of any other module skips on its copy.
+# Modules with a test that needs the git checkout itself (it skips on the copy, which is not one). The walk-through
+# fails if a test of any other module skips on its copy: a skip there checks nothing of the new notebook.
 NEEDS_THE_CHECKOUT = {"tests/test_repository_address.py"}

@@ -186,3 +186,45 @@ def test_table_renders_markdown_with_notes():
     assert "|    0 |    0.500 |   yes |" in text and "|    1 |        – |    no |" in text and text.endswith("1 of 2")
     with pytest.raises(ValueError):
         table.add(1, 2)
+
+
+def test_a_sweep_runs_the_lessons_code_instead_of_a_copy():
+    """A sweep module defines no function, class or constant that its notebook defines (``def`` or ``class`` of the
+    same name: a copy that can drift from the lesson); it takes them with ``lesson_code``. A sweep may still wrap one
+    (``make_model(positions, seed)`` around the notebook's ``make_model(positions)``), which assigns, not defines."""
+    import ast
+
+    from course_lib.tools.evidence.sweeps.common import _code_cells
+
+    sweeps = ROOT / "course_lib" / "tools" / "evidence" / "sweeps"
+    copies = {}
+    for module in sorted(sweeps.glob("nb[0-9][0-9].py")):
+        number = module.stem[2:]
+        lesson = set()
+        for cell in _code_cells(NOTEBOOKS[number]):
+            lesson |= {node.name for node in cell.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        defined = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+        defined |= {
+            node.name
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef)
+            and "lesson_code" not in ast.unparse(node)
+            and "LESSON" not in ast.unparse(node)
+        }
+        if defined & lesson:
+            copies[module.name] = sorted(defined & lesson)
+    # nb03's make_model sweeps the token scale and d_ff, which the notebook's make_model(num_heads, target, d_model)
+    # fixes (0.02, 2 d_model): a variant the notebook cannot express, the one definition left beside the lesson's
+    assert copies == {"nb03.py": ["make_model"]}, (
+        f"sweeps that copy their notebook's code (take it with lesson_code instead): {copies}"
+    )
+
+
+def test_lesson_code_is_the_notebooks_own_and_names_what_is_missing():
+    from course_lib.tools.evidence.sweeps import nb05
+    from course_lib.tools.evidence.sweeps.common import lesson_code
+
+    assert nb05.AblatedBlock.__module__ == "lesson_05" and nb05.LESSON.__file__ == str(NOTEBOOKS["05"])
+    with pytest.raises(LookupError, match="05_residuals_and_layernorm.ipynb defines no no_such_function"):
+        lesson_code("05", "spread", "no_such_function")

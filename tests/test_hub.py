@@ -107,7 +107,7 @@ def test_a_class_on_the_hub():
         for learner in learners:
             password = secrets.token_urlsafe(12)
             hub.set_password(learner.name, password)
-            learner.open_link(learner.log_in(hub.url, password), link)
+            learner.open_link(learner.log_in(hub.url, password), link, hub=hub.hub)
             cloned = Path(pwd.getpwnam(learner.name).pw_dir) / NOTEBOOK
             assert cloned.stat().st_uid == pwd.getpwnam(learner.name).pw_uid
 
@@ -147,9 +147,13 @@ def test_a_class_on_the_hub():
         assert status == 403 or (status == 302 and "/hub/" in location), f"no token must mean no access: {seen}"
         assert seen["own_token"][0] == 403, f"alice's own token must not open bob's server: {seen}"
 
-        # Carol keeps working; Alice and Bob go idle. Their kernels are culled first, then their servers.
+        # Carol keeps working; Alice and Bob go idle. Their kernels are culled first, then their servers. Each poll
+        # asks the hub's API whether a server still runs before asking the server for its kernels: while the culler
+        # stops a server, the proxy answers for it with a redirect or a page, not the server's JSON.
         active = carol.open_notebook(f"{TARGET}/working.ipynb")
         kernels_culled = servers_culled = None
+        idle = {alice.name: alice, bob.name: bob}
+        kernel_free = set()  # the idle learners whose running server was seen with no kernel
         try:
             deadline = time.monotonic() + KERNEL_IDLE + SERVER_IDLE + 90
             while servers_culled is None:
@@ -158,11 +162,18 @@ def test_a_class_on_the_hub():
                 )
                 assert active.execute("x = 1", timeout=30).error is None  # carol is busy
                 now = time.monotonic() - started
-                if kernels_culled is None and all(learner.kernels() == [] for learner in (alice, bob)):
-                    kernels_culled = now  # from here on nobody touches alice's and bob's servers
-                if kernels_culled is not None and not (hub.hub.running(alice.name) or hub.hub.running(bob.name)):
+                if kernels_culled is None:
+                    kernel_free |= {
+                        name for name, learner in idle.items() if learner.kernels_while_running(hub.hub) == []
+                    }
+                    if kernel_free == set(idle):
+                        kernels_culled = now  # from here on nobody touches alice's and bob's servers
+                if not any(hub.hub.running(name) for name in idle):
                     servers_culled = now
                 time.sleep(2)
+            assert kernels_culled is not None and kernels_culled <= servers_culled, (
+                f"a server was culled before its kernels were seen culled ({sorted(set(idle) - kernel_free)})"
+            )
             assert hub.hub.running(carol.name), "the culler stopped the server of a learner who was working"
             assert len(carol.kernels()) == 1, "the kernel of a learner who is working was culled"
         finally:

@@ -307,9 +307,9 @@ def test_a_widget_output_with_an_html_form_shows_the_html(tmp_path):
         data={"application/vnd.jupyter.widget-view+json": {"model_id": "d"}, "text/plain": "ONLY TEXT"},
     )
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("explorer", outputs=[output, plain])])
-    shown = site_module.prepare_notebook(notebook)
+    site_module.prepare_notebook(notebook, "site")
     body, _ = site_module._exporter().from_notebook_node(
-        shown,
+        notebook,
         resources={
             "site": {
                 "root": "",

@@ -51,10 +51,16 @@ def _describe(quiz) -> str:
 
 
 def _check(args) -> int:
+    return check(args.files)
+
+
+def check(files: list[str] | None = None) -> int:
+    """Validate the banks ``files`` (names or paths; default: every shipped bank) and their answer balance, printing
+    one line per bank; 0 if all are valid and balanced, else 1."""
     from ..interactive.quiz.balance import balance_report
     from ..interactive.quiz.loader import check_banks
 
-    quizzes, errors = check_banks(args.files or None)
+    quizzes, errors = check_banks(files or None)
     for quiz in quizzes:
         if not any(error.path == quiz.path for error in errors):
             print(f"OK    {quiz.path.name}: {_describe(quiz)}")

@@ -389,10 +389,12 @@ def remove_speaker_notes(path: Path) -> int:
     """
     import nbformat
 
-    from course_lib.tools.publish.speaker_notes import strip_notes
+    from course_lib.tools.publish.prepare import prepare_notebook
+    from course_lib.tools.publish.speaker_notes import all_notes
 
     notebook = nbformat.read(path, as_version=4)
-    removed = strip_notes(notebook)
+    removed = len(all_notes(notebook))
+    prepare_notebook(notebook, "bundle")
     if removed:
         nbformat.write(notebook, path)
     return removed

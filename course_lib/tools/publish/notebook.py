@@ -5,7 +5,7 @@
     python -m course_lib notebook check [NOTEBOOK ...]   # write nothing; exit 1 if a notebook needs `run`
     python -m course_lib notebook strip NOTEBOOK ...     # only drop timings and widget state (pre-commit hook)
 
-**Prepare** (idempotent; ``course_lib.tools.publish.prepare``, ``speaker_notes``, ``reading_time``): the Colab
+**Prepare** (idempotent; ``course_lib.tools.publish.prepare.prepare_notebook(notebook, "course")``): the Colab
 setup cell first, ``plt.show()`` -> ``show_figure()`` (alt text) and the safe palette, slideshow metadata, every
 ``**Speaker notes.**`` cell moved into its host cell's metadata, and the first cell's ``**Estimated time:** A–B
 minutes.`` sentence written from the estimate (added if missing).
@@ -26,7 +26,6 @@ from pathlib import Path
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 BANK_CALL = re.compile(r"(?:show_quiz|load_bank)\(\s*[\"']([\w-]+)[\"']")
-DEFAULT_TIME = "**Estimated time:** 0–0 minutes."  # placeholder the estimate replaces at once
 
 
 def register(subparsers) -> None:
@@ -55,35 +54,6 @@ def register(subparsers) -> None:
 
 
 # --------------------------------------------------------------------------- the steps
-
-
-def prepare_notebook(notebook) -> list[str]:
-    """Every preparation step on an nbformat node, in place; the names of those that changed something."""
-    from course_lib.tools.publish import prepare, speaker_notes
-
-    done = prepare.prepare_notebook(notebook)
-    if speaker_notes.visible_notes(notebook):
-        speaker_notes.move_notes(notebook)
-        done.append("speaker notes")
-    if write_reading_time(notebook):
-        done.append("reading time")
-    return done
-
-
-def write_reading_time(notebook) -> bool:
-    """State the estimate in the first cell (a markdown title cell), adding the sentence if it is missing."""
-    from course_lib.tools.publish import reading_time
-
-    if not notebook.cells or notebook.cells[0].cell_type != "markdown":
-        return False
-    if any("### BEGIN SOLUTION" in cell.source for cell in notebook.cells):
-        return False  # an exercise states a time for writing code, which the reading estimate does not measure
-    first = notebook.cells[0]
-    added = False
-    if not reading_time.STATED.search(first.source):
-        first.source = first.source.rstrip() + "\n\n" + DEFAULT_TIME
-        added = True
-    return reading_time.rewrite(notebook, reading_time.estimate(notebook)) or added
 
 
 def clean_outputs(notebook) -> None:
@@ -154,9 +124,11 @@ def _paths(args) -> list[Path]:
 def _prepare(args) -> int:
     import nbformat
 
+    from course_lib.tools.publish import prepare
+
     for path in _paths(args):
         notebook = nbformat.read(path, as_version=4)
-        done = prepare_notebook(notebook)
+        done = prepare.prepare_notebook(notebook)
         if done:
             write(notebook, path)
         print(f"  {path}: {', '.join(done) if done else 'up to date'}")
@@ -185,10 +157,12 @@ def _strip(args) -> int:
 def _check(args) -> int:
     import nbformat
 
+    from course_lib.tools.publish import prepare
+
     status = 0
     for path in _paths(args):
         notebook = nbformat.read(path, as_version=4)
-        done = prepare_notebook(notebook)
+        done = prepare.prepare_notebook(notebook)
         print(f"  {path}: {'would change: ' + ', '.join(done) if done else 'up to date'}")
         status |= bool(done)
         status |= _check_quiz(banks_shown(notebook))
@@ -200,24 +174,24 @@ def _check(args) -> int:
 def _check_quiz(banks: list[str]) -> int:
     if not banks:
         return 0
-    from course_lib.tools import cli
+    from course_lib.tools import quiz
 
-    return int(cli.main(["quiz", "check", *banks]) != 0)
+    return int(quiz.check(banks) != 0)
 
 
 def _run(args) -> int:
     import nbformat
 
-    from course_lib.tools.publish import slides
+    from course_lib.tools.publish import prepare, slides
 
     status = 0
     solutions = []
     for path in _paths(args):
         notebook = nbformat.read(path, as_version=4)
-        done = prepare_notebook(notebook)
+        done = prepare.prepare_notebook(notebook)
         print(f"  {path}: prepared ({', '.join(done) if done else 'up to date'}); executing ...", flush=True)
         execute(notebook, path.resolve().parent, timeout=args.timeout)
-        write_reading_time(notebook)
+        prepare.write_reading_time(notebook)
         if any("slideshow" in cell.get("metadata", {}) for cell in notebook.cells):
             slides.set_slide_types(notebook)  # the outputs decide some types (a figure opens a sub-slide)
         write(notebook, path)
@@ -226,8 +200,8 @@ def _run(args) -> int:
         if "solutions" in path.parts:
             solutions.append(path)
     if solutions:
-        from course_lib.tools import cli
+        from course_lib.tools.exercises import files as exercises
 
         for folder in sorted({path.resolve().parents[1] for path in solutions}):
-            status |= cli.main(["exercises", "build", "--dir", str(folder)]) != 0
+            exercises.build(folder)  # a malformed solution raises ExerciseToolError: its message, no traceback
     return int(bool(status))

@@ -35,7 +35,6 @@ in it) is never touched.
 
 from __future__ import annotations
 
-import copy
 import html
 import os
 import posixpath
@@ -48,13 +47,12 @@ from pathlib import Path
 
 from course_lib._errors import CommandError
 from course_lib.tools.publish import colab, site_search, typeset
-from course_lib.tools.publish.speaker_notes import strip_notes
+from course_lib.tools.publish.prepare import prepare_notebook
 
 ROOT = Path(__file__).resolve().parents[3]
 ASSETS = Path(__file__).resolve().parent / "site_assets"
 TEMPLATE_NAME = "course_site"
 MARKER = ".course-site"
-WIDGET_MIMES = ("application/vnd.jupyter.widget-view+json", "application/vnd.jupyter.widget-state+json")
 STATIC_FILES = ("site.css", "search.js")
 GUIDES = (
     "docs/exercises.md",
@@ -117,28 +115,6 @@ def _learner_exercises(root: Path) -> list[tuple[str, str]]:
     ]
 
 
-def prepare_notebook(notebook):
-    """A copy of ``notebook`` as the site shows it: no speaker notes, no Colab cell, widgets as their fallback."""
-    notebook = copy.deepcopy(notebook)
-    strip_notes(notebook)  # visible notes cells and notes kept in cell metadata
-    notebook.cells = [cell for cell in notebook.cells if not colab.is_colab_cell(cell)]
-    for cell in notebook.cells:
-        if cell.cell_type != "code":
-            continue
-        kept = []
-        for output in cell.get("outputs", []):
-            data = output.get("data")
-            if data is not None:
-                for mime in WIDGET_MIMES:
-                    data.pop(mime, None)
-                if not data:
-                    continue
-            kept.append(output)
-        cell.outputs = kept
-    notebook.metadata.pop("widgets", None)
-    return notebook
-
-
 def collect_pages(root: Path = ROOT) -> list[Page]:
     """Every page of the site, in reading order: home, each lesson followed by its exercise, then the guides."""
     import nbformat
@@ -155,9 +131,8 @@ def collect_pages(root: Path = ROOT) -> list[Page]:
             notebook = nbformat.read(path, as_version=4)
         except Exception as exc:  # nbformat raises several kinds for a broken file
             raise SiteError(f"Could not read {path} as a notebook: {exc}") from None
-        pages.append(
-            Page(source, f"notebooks/{path.stem}.html", "notebooks", prepare_notebook(notebook), run=run_links(source))
-        )
+        prepare_notebook(notebook, "site")
+        pages.append(Page(source, f"notebooks/{path.stem}.html", "notebooks", notebook, run=run_links(source)))
         exercise = exercises.pop(f"ex{path.name[:2]}", None)
         if exercise:
             pages.append(_exercise_page(*exercise))
@@ -184,7 +159,8 @@ def _exercise_page(name: str, text: str) -> Page:
     import nbformat
 
     source = f"exercises/{name}.ipynb"
-    notebook = prepare_notebook(nbformat.reads(text, as_version=4))
+    notebook = nbformat.reads(text, as_version=4)
+    prepare_notebook(notebook, "site")
     return Page(source, f"exercises/{name}.html", "exercises", notebook, run=run_links(source))
 
 

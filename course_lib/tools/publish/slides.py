@@ -44,8 +44,7 @@ from pathlib import Path
 from course_lib._errors import CommandError
 from course_lib._syllabus import COURSE
 from course_lib.tools.publish import typeset
-from course_lib.tools.publish.slides_fit import fit_notebook
-from course_lib.tools.publish.speaker_notes import NOTES_MARKER, restore_notes
+from course_lib.tools.publish.speaker_notes import NOTES_MARKER
 
 SLIDE_TYPES = ("slide", "subslide", "fragment", "-", "skip", "notes")
 TAG_TYPES = {
@@ -346,6 +345,8 @@ def export_decks(
     paths = [_resolve_notebook(name) for name in notebooks] if notebooks else course_notebooks()
     if not paths:
         raise SlidesError(f"No notebooks found in {default_notebooks_dir()}.")
+    from course_lib.tools.publish.prepare import prepare_notebook
+
     out_dir = _check_out_dir(Path(out_dir) if out_dir else default_out_dir())
     _copy_static(out_dir)
     exporter = _exporter()
@@ -356,10 +357,7 @@ def export_decks(
             notebook = nbformat.read(path, as_version=4)
         except Exception as exc:
             raise SlidesError(f"Could not read {path} as a notebook: {exc}") from None
-        restore_notes(notebook)  # notes kept in cell metadata go back as notes cells: the speaker view shows them
-        if not any("slideshow" in cell.metadata for cell in notebook.cells):
-            annotate_notebook(notebook)  # an unannotated notebook still gives a sensible deck (the file is not changed)
-        fit_notebook(notebook)  # checks hidden or folded, long slides split (slides_fit.py; the file is not changed)
+        prepare_notebook(notebook, "slides")  # notes as notes cells, slide types, long slides split (not the file)
         body, _ = exporter.from_notebook_node(notebook, resources={"metadata": {"name": path.stem}})
         try:
             body = typeset.typeset_page(body)

@@ -7,10 +7,13 @@ change any of them from the command line (``--set steps=3000``).
 
 from __future__ import annotations
 
+import ast
 import sys
 import time
+import types
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass
@@ -92,3 +95,61 @@ def train_quietly(model, make_batch, steps: int, **options) -> dict:
 
     with contextlib.redirect_stdout(io.StringIO()):
         return train_classifier(model, make_batch, steps, log_every=steps, **options)
+
+
+def lesson_code(notebook: str, *names: str) -> types.ModuleType:
+    """The definitions ``names`` (functions, classes, constants) exactly as notebook ``notebook`` (e.g. "05") writes
+    them, run after the notebook's own imports, as one module: a sweep repeats the lesson's experiment with the
+    lesson's code, never a copy of it.
+
+    A definition that reads one of the notebook's globals (its ``SEED``, a ``size`` dict) reads the module's: a sweep
+    sets it (``lesson.SEED = seed``) before calling. A name the notebook does not define at the top of a code cell is
+    an error that names it, so renaming a function in the notebook breaks its sweep loudly, in the tests.
+    """
+    from course_lib._syllabus import COURSE
+
+    row = next(row for row in COURSE if row.number == notebook)
+    path = Path(__file__).resolve().parents[4] / "notebooks" / row.file
+    imports, definitions = [], {}
+    nodes = [node for cell in _code_cells(path) for node in cell.body]  # in notebook order
+    for position, node in enumerate(nodes):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(node)
+        for name in _defined_names(node):
+            definitions[name] = (position, node)  # the last definition wins, as in a run
+    missing = [name for name in names if name not in definitions]
+    if missing:
+        raise LookupError(f"{path.name} defines no {', '.join(missing)} at the top of a code cell")
+    wanted = [node for _, node in sorted({definitions[name] for name in names}, key=lambda pair: pair[0])]
+    module = types.ModuleType(f"lesson_{notebook}", f"Definitions of {path.name} used by the evidence sweeps.")
+    module.__file__ = str(path)
+    code = ast.Module(body=[*imports, *wanted], type_ignores=[])
+    exec(compile(code, str(path), "exec"), module.__dict__)  # noqa: S102 - the course's own notebook
+    return module
+
+
+def _code_cells(path: Path) -> list[ast.Module]:
+    """Each code cell of the notebook at ``path`` parsed, without its IPython lines (``%magic``, ``!shell``)."""
+    import json
+
+    cells = []
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+        try:
+            cells.append(ast.parse("\n".join(lines)))
+        except SyntaxError:  # a cell that shows a mistake on purpose
+            continue
+    return cells
+
+
+def _defined_names(node: ast.stmt) -> list[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [target.id for target in node.targets if isinstance(target, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    return []

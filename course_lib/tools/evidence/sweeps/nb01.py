@@ -10,14 +10,17 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from course_lib import input_gradient_norms, input_gradients, scaled_dot_product_attention
+from course_lib import input_gradient_norms, input_gradients
 from course_lib.lab.models import RecurrentClassifier, TransformerClassifier
 from course_lib.lab.tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall, recall_batches
 from course_lib.lab.training import evaluate_accuracy
 
-from .common import Table, count, progress, span, train_quietly
+from .common import Table, count, lesson_code, progress, span, train_quietly
 
 ITEM_COUNTS = (4, 8, 16, 32)
+
+
+QueryAttention = lesson_code("01", "QueryAttention").QueryAttention  # the notebook's probe
 
 
 def recall_models(seed: int):
@@ -169,21 +172,6 @@ def recency_profile(model, num_items: int = 8):
     first_two = correct[queried < 2].mean().item()
     last_two = correct[queried >= num_items - 2].mean().item()
     return by_position, correct.mean().item(), first_two, last_two
-
-
-class QueryAttention(nn.Module):
-    """Notebook 01's probe: one attention layer whose query is a learned vector, the same at every position."""
-
-    def __init__(self, input_dim: int, d_model: int):
-        super().__init__()
-        self.query = nn.Parameter(torch.randn(1, 1, d_model))
-        self.to_keys = nn.Linear(input_dim, d_model)
-        self.to_values = nn.Linear(input_dim, d_model)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (batch, seq, input_dim) -> (batch, d_model)
-        queries = self.query.expand(x.shape[0], 1, -1)
-        output, _ = scaled_dot_product_attention(queries, self.to_keys(x), self.to_values(x))
-        return output[:, 0]
 
 
 def far_near_ratio(norms: torch.Tensor) -> float:

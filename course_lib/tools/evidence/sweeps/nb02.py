@@ -5,35 +5,14 @@ from __future__ import annotations
 import math
 
 import torch
-from torch import nn
 
 from course_lib import softmax
-from course_lib.lab.tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall
+from course_lib.lab.tasks.recall import key_value_recall
 from course_lib.lab.training import evaluate_accuracy
 
-from .common import Table, count, progress, span, train_quietly
+from .common import Table, count, lesson_code, progress, span, train_quietly
 
-
-class OneHeadRecall(nn.Module):
-    """Notebook 02's model: embed, let the last position attend once (one head), read the value from the output."""
-
-    def __init__(self, d_model: int = 256, scaled: bool = True):
-        super().__init__()
-        self.scaled = scaled
-        self.embedding = nn.Embedding(VOCAB_SIZE, d_model)
-        self.w_q, self.w_k, self.w_v = (nn.Linear(d_model, d_model) for _ in range(3))
-        self.readout = nn.Linear(d_model, NUM_VALUES)
-        self.weights = None
-
-    def forward(self, tokens: torch.Tensor) -> torch.Tensor:  # (batch, seq, 2) -> (batch, NUM_VALUES)
-        x = self.embedding(tokens).sum(dim=2)
-        q = self.w_q(x[:, -1:])
-        k, v = self.w_k(x), self.w_v(x)
-        scores = q @ k.transpose(-2, -1)
-        if self.scaled:
-            scores = scores / math.sqrt(k.shape[-1])
-        self.weights = softmax(scores)
-        return self.readout((self.weights @ v)[:, 0])
+OneHeadRecall = lesson_code("02", "OneHeadRecall").OneHeadRecall  # the notebook's model
 
 
 def sqrt_dk_training(seeds, *, d_models: tuple = (256, 64), steps: int = 200, num_items: int = 16) -> Table:

@@ -8,7 +8,10 @@ from torch import nn
 from course_lib.lab.models import TransformerClassifier
 from course_lib.lab.tasks import agreement
 
-from .common import Table, count, progress, span, train_quietly
+from .common import Table, count, lesson_code, progress, span, train_quietly
+
+LESSON = lesson_code("03", "evaluate", "weight_on")  # the notebook's measurements of a trained model
+evaluate, weight_on = LESSON.evaluate, LESSON.weight_on
 
 
 def make_model(
@@ -32,21 +35,6 @@ def make_model(
 
 
 @torch.no_grad()
-def evaluate(model, sentences) -> dict:
-    """Accuracy, accuracy with an attractor, and per head the share of sentences whose strongest link from [V]
-    lands on the subject / on the clause noun (as in the notebook)."""
-    correct = model(sentences.tokens, sentences.mask).argmax(dim=-1) == sentences.targets
-    strongest = model.attention_weights[0][:, :, -1, :].argmax(dim=-1)  # (batch, num_heads)
-    landed = lambda positions: (strongest == positions[:, None]).float().mean(dim=0)  # noqa: E731
-    return {
-        "accuracy": correct.float().mean().item(),
-        "attractor accuracy": correct[sentences.num_attractors > 0].float().mean().item(),
-        "subject": landed(sentences.subject_pos),
-        "clause noun": landed(sentences.clause_pos),
-        "strongest token": sentences.tokens.gather(1, strongest),
-    }
-
-
 def split(result: dict, threshold: float = 0.7) -> tuple[bool, float, float]:
     """The notebook's test: the best subject head ≥ threshold and a *different* head ≥ threshold on the clause noun."""
     subject_head = result["subject"].argmax().item()
@@ -151,13 +139,6 @@ def agreement_heads(seeds, *, steps: int = 400) -> Table:
 
 
 @torch.no_grad()
-def weight_on(model, sentences, positions) -> torch.Tensor:
-    """(num_heads,): each head's mean attention weight from [V] to the token at ``positions`` (one per sentence)."""
-    model(sentences.tokens, sentences.mask)
-    from_verb = model.attention_weights[0][:, :, -1, :]  # (batch, num_heads, seq)
-    return from_verb[torch.arange(len(positions)), :, positions].mean(dim=0)
-
-
 def one_head(seeds, *, d_model: int = 64, steps: int = 400, token_std: float = 0.02, num_heads: int = 4) -> Table:
     """Section 4.5: ONE head of the same width on both questions, beside the notebook's ``num_heads`` heads. Per
     seed: accuracies, the one head's mean weight from [V] on the subject and on the clause noun, and the several

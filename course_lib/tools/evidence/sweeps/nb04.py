@@ -8,26 +8,19 @@ from course_lib.lab.models import TransformerClassifier
 from course_lib.lab.tasks import chasing
 from course_lib.lab.training import evaluate_accuracy
 
-from .common import Table, count, progress, span, train_quietly
+from .common import Table, count, lesson_code, progress, span, train_quietly
 
 VARIANTS = ("none", "sinusoidal", "learned")
 
 
+LESSON = lesson_code("04", "size", "make_model")  # the notebook's classifier
+
+
 def make_model(positions: str, seed: int) -> TransformerClassifier:
-    """Notebook 04's classifier: one pre-LN block, d_model 32, 2 heads, read out at [CLS]."""
-    torch.manual_seed(seed)
-    return TransformerClassifier(
-        chasing.VOCAB_SIZE,
-        chasing.NUM_CLASSES,
-        d_model=32,
-        num_heads=2,
-        d_ff=64,
-        num_layers=1,
-        max_len=chasing.SEQ_LEN,
-        positions=positions,
-        readout="first",
-        norm_first=True,
-    )
+    """Notebook 04's classifier (its ``make_model``, at ``seed``): one pre-LN block, d_model 32, 2 heads, read out at
+    [CLS]."""
+    LESSON.SEED = seed
+    return LESSON.make_model(positions)
 
 
 def positions(seeds, *, steps: int = 300) -> Table:

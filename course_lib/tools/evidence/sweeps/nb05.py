@@ -5,80 +5,30 @@ from __future__ import annotations
 import math
 
 import torch
-from torch import nn
 
-from course_lib import MultiHeadAttention, TransformerEncoderBlock
-from course_lib.lab.models import TransformerClassifier
-from course_lib.lab.tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall
+from course_lib import TransformerEncoderBlock
+from course_lib.lab.tasks.recall import NUM_VALUES, key_value_recall
 from course_lib.lab.training import evaluate_accuracy
 
-from .common import Table, count, progress, span, train_quietly
+from .common import Table, count, lesson_code, progress, span, train_quietly
 
-NUM_ITEMS = 8
-WIRINGS = {
-    "no skip, no LN": dict(residual=False, layer_norm=False),
-    "no skip, pre-LN": dict(residual=False, layer_norm=True, norm_first=True),
-    "skip, no LN": dict(residual=True, layer_norm=False),
-    "skip + pre-LN": dict(residual=True, layer_norm=True, norm_first=True),
-    "skip + post-LN": dict(residual=True, layer_norm=True, norm_first=False),
-}
-
-
-def make_batch(batch_size: int, generator: torch.Generator):
-    return key_value_recall(batch_size, NUM_ITEMS, generator)
+LESSON = lesson_code(
+    "05", "spread", "AblatedBlock", "AttentionLayer", "NUM_ITEMS", "WIRINGS", "make_batch", "make_model",
+    "qkv_gradient_norms", "scale_weights", "steps_to_reach",
+)  # fmt: skip
+spread, AblatedBlock, AttentionLayer = LESSON.spread, LESSON.AblatedBlock, LESSON.AttentionLayer
+NUM_ITEMS, make_batch = LESSON.NUM_ITEMS, LESSON.make_batch
+scale_weights, steps_to_reach, WIRINGS = LESSON.scale_weights, LESSON.steps_to_reach, LESSON.WIRINGS
 
 
-def make_model(seed: int, residual: bool = True, layer_norm: bool = True, norm_first: bool = True):
-    """Notebook 05's 6-block classifier; every wiring draws the same weights from ``seed``."""
-    torch.manual_seed(seed)
-    model = TransformerClassifier(
-        VOCAB_SIZE, NUM_VALUES, d_model=32, num_heads=2, d_ff=64, num_layers=6, norm_first=norm_first
-    )
-    if not (residual and layer_norm):  # the same weights, in blocks with a part removed
-        model.encoder.blocks = nn.ModuleList(AblatedBlock(b, residual, layer_norm) for b in model.encoder.blocks)
-    if not layer_norm:
-        model.encoder.final_norm = nn.Identity()
-    return model
+def make_model(seed: int, **wiring):
+    """Notebook 05's 6-block classifier (its ``make_model``, at ``seed``); every wiring draws the same weights."""
+    LESSON.SEED = seed
+    return LESSON.make_model(**wiring)
 
 
 def held_out():
     return key_value_recall(2000, NUM_ITEMS, torch.Generator().manual_seed(2024))
-
-
-def spread(x: torch.Tensor) -> float:
-    """r(X) = ‖X − mean token‖_F / ‖X‖_F: 0 when every token carries the same vector."""
-    return ((x - x.mean(dim=-2, keepdim=True)).norm() / x.norm()).item()
-
-
-class AttentionLayer(nn.Module):
-    """One multi-head attention sublayer, with or without the skip connection (no LayerNorm), as in the notebook."""
-
-    def __init__(self, d_model: int, num_heads: int, residual: bool):
-        super().__init__()
-        self.attention = MultiHeadAttention(d_model, num_heads)
-        self.residual = residual
-
-    def forward(self, x):
-        out, _ = self.attention(x)
-        return x + out if self.residual else out
-
-
-class AblatedBlock(nn.Module):
-    """A block's weights wired as pre-LN with parts removed, as in the notebook: ``residual=False`` drops both
-    ``x +``, ``layer_norm=False`` both LayerNorms."""
-
-    def __init__(self, block: TransformerEncoderBlock, residual: bool = True, layer_norm: bool = True):
-        super().__init__()
-        self.self_attention, self.feed_forward = block.self_attention, block.feed_forward
-        self.norm1 = block.norm1 if layer_norm else nn.Identity()
-        self.norm2 = block.norm2 if layer_norm else nn.Identity()
-        self.residual = residual
-
-    def forward(self, x, mask=None):
-        skip = x if self.residual else 0.0
-        x = skip + self.self_attention(self.norm1(x), mask=mask)[0]
-        skip = x if self.residual else 0.0
-        return skip + self.feed_forward(self.norm2(x))
 
 
 def collapse_profile(seed: int, seq_len: int = 32, d_model: int = 64, num_heads: int = 4, depth: int = 24) -> dict:
@@ -128,15 +78,7 @@ def token_collapse(seeds, *, depth: int = 24) -> Table:
 
 def qkv_gradient_ratio(model) -> float:
     """Block 0's gradient norm of W_Q, W_K, W_V over block 5's, after one batch at initialisation (as in 1.3)."""
-    tokens, targets = key_value_recall(64, NUM_ITEMS, torch.Generator().manual_seed(1))
-    model.zero_grad()
-    nn.functional.cross_entropy(model(tokens), targets).backward()
-    norms = []
-    for block in model.encoder.blocks:
-        attention = block.self_attention
-        grads = [attention.w_q.weight.grad, attention.w_k.weight.grad, attention.w_v.weight.grad]
-        norms.append(torch.cat([g.flatten() for g in grads]).norm().item())
-    model.zero_grad()
+    norms = LESSON.qkv_gradient_norms(model, key_value_recall(64, NUM_ITEMS, torch.Generator().manual_seed(1)))
     return norms[0] / norms[-1]
 
 
@@ -230,14 +172,6 @@ def high_learning_rate(seeds, *, steps: int = 200, lr: float = 1e-2, warmup: int
     return table
 
 
-def steps_to_reach(losses, target: float = 0.1, window: int = 10):
-    """First step at which the mean of the last ``window`` losses is below ``target`` (None if never)."""
-    for step in range(window, len(losses) + 1):
-        if sum(losses[step - window : step]) / window < target:
-            return step
-    return None
-
-
 def convergence_speed(seeds, *, steps: int = 300, lrs: tuple = (1e-3, 3e-3, 1e-2)) -> Table:
     """Section 4: steps until the running loss drops below 0.1, per wiring and learning rate."""
     names = ["skip, no LN", "skip + post-LN", "skip + pre-LN"]
@@ -271,15 +205,6 @@ def convergence_speed(seeds, *, steps: int = 300, lrs: tuple = (1e-3, 3e-3, 1e-2
             )
         table.notes.append(f"lr {lr:g}: " + "; ".join(parts))
     return table
-
-
-def scale_weights(model: nn.Module, gain: float) -> nn.Module:
-    """Multiply every weight matrix (not biases, not LayerNorm's γ and β) by ``gain``: a too-large or too-small start."""
-    with torch.no_grad():
-        for parameter in model.parameters():
-            if parameter.dim() > 1:
-                parameter.mul_(gain)
-    return model
 
 
 def init_scale(seeds, *, gains: tuple = (0.3, 1.0, 3.0), steps: int = 150, lr: float = 3e-3) -> Table:

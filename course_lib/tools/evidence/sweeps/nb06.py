@@ -5,47 +5,18 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from course_lib import input_gradient_norms
-from course_lib.lab.models import RecurrentClassifier, TransformerClassifier
-from course_lib.lab.tasks.first_token import NUM_CLASSES, VOCAB_SIZE, first_token, first_token_batches
+from course_lib.lab.tasks.first_token import first_token, first_token_batches
 from course_lib.lab.training import evaluate_accuracy
 
-from .common import Table, count, progress, span, train_quietly
+from .common import Table, count, lesson_code, progress, span, train_quietly
 
-LENGTHS = (5, 10, 20, 50)
-
-
-def make_transformer() -> TransformerClassifier:
-    return TransformerClassifier(
-        VOCAB_SIZE,
-        NUM_CLASSES,
-        d_model=64,
-        num_heads=2,
-        d_ff=128,
-        num_layers=1,
-        max_len=128,
-        positions="sinusoidal",
-        readout="last",
-        norm_first=True,
-    )
-
-
-def make_lstm() -> RecurrentClassifier:
-    return RecurrentClassifier(VOCAB_SIZE, NUM_CLASSES, hidden_size=64, embed_dim=64, kind="lstm")
+LESSON = lesson_code("06", "LENGTHS", "make_transformer", "make_lstm", "lstm_gradient_ratio")  # the notebook's
+make_transformer, make_lstm, lstm_gradient_ratio = LESSON.make_transformer, LESSON.make_lstm, LESSON.lstm_gradient_ratio
+LENGTHS = tuple(LESSON.LENGTHS)
 
 
 def held_out(L: int):
     return first_token(2000, L, torch.Generator().manual_seed(10_000 + L))
-
-
-def lstm_gradient_ratio(lstm: RecurrentClassifier, L: int) -> float:
-    """‖∂loss/∂x_0‖ / ‖∂loss/∂x_L‖: how much of the signal reaches the class token, L steps back, against the
-    newest input (x = the embedded tokens; loss = ‖logits‖², on 64 sequences)."""
-    tokens, _ = first_token(64, L, torch.Generator().manual_seed(30_000 + L))
-    with torch.no_grad():
-        embedded = lstm.embedding(tokens)  # (batch, L + 1, embed_dim)
-    norms = input_gradient_norms(lambda x: lstm.head(lstm.rnn(x)[0][:, -1]), embedded)
-    return (norms[0] / norms[-1]).item()
 
 
 def first_token_lengths(

@@ -12,9 +12,9 @@ from course_lib.lab.models import count_parameters
 from course_lib.lab.tasks import relative_clauses as rc
 from course_lib.modern_block import ModernDecoderLM
 
-from .common import Table, progress, span
+from .common import Table, lesson_code, progress, span
 
-THE_2017_BLOCK = {"norm": "layer", "feed_forward": "relu", "positions": "learned", "n_kv_heads": None, "bias": True}
+THE_2017_BLOCK = {**lesson_code("10", "THE_2017_BLOCK").THE_2017_BLOCK, "n_kv_heads": None}  # the notebook's
 CHANGES = {  # one change at a time, the three of sections 2-3 together, and today's block with rotary positions
     "2017 block": {},
     "RMSNorm": {"norm": "rms"},
