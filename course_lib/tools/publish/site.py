@@ -156,7 +156,7 @@ def _learner_exercises(root: Path) -> list[tuple[str, str]]:
 
 # A widget's text fallback when it has no static view: "[video search: run this notebook in Jupyter to use it]"
 _PLACEHOLDER = re.compile(
-    r"^\[(?P<what>[^\]]+?):\s*run this notebook in Jupyter(?:\s+(?:to|and))?\s*(?P<how>[^\]]*)\]\s*"
+    r"^\[(?P<what>[^\]]+?):\s*run this notebook in Jupyter(?:\s+(?:to|and))?\s*(?P<how>[^\]]*)\][ \t]*\n?"
 )
 _PREDICT = re.compile(r"\bpredict\(\s*[\"']([\w-]+)[\"']")
 _REVEAL = re.compile(r"\breveal\(\s*[\"']([\w-]+)[\"']")
@@ -175,7 +175,7 @@ def widget_caption(text: str, download: str | None) -> str | None:
     if not match:
         return None
     what, how = match.group("what").strip(), match.group("how").strip() or "use it"
-    where = f'<a href="{html.escape(download)}" download>download the notebook</a>' if download else "open the notebook"
+    where = f'<a download href="{html.escape(download)}">download the notebook</a>' if download else "open the notebook"
     caption = (
         f'<p class="widget-standin"><strong>Interactive in Jupyter: {html.escape(what)}.</strong> '
         f"A web page cannot run it: {where} and run it in JupyterLab to {html.escape(how)}.</p>"
@@ -240,7 +240,7 @@ def prepare_notebook(notebook, download: str | None = None):
                     data.pop(mime, None)
                 if not data:
                     continue
-                if widget and "text/html" not in data:
+                if (widget or set(data) == {"text/plain"}) and "text/html" not in data:
                     caption = widget_caption("".join(data.get("text/plain", "")), download)
                     if caption:
                         data["text/html"] = caption
@@ -392,9 +392,14 @@ def readme_sections(text: str) -> list[tuple[str, str]]:
 
 def readme_pages(root: Path) -> list[Page]:
     """README.md's sections for instructors and contributors as pages of their own (``README_PAGES``)."""
+    return readme_pages_from_text((root / "README.md").read_text(encoding="utf-8"))
+
+
+def readme_pages_from_text(readme: str) -> list[Page]:
+    """The pages of ``README_PAGES`` cut from the text of a README."""
     import nbformat
 
-    sections = readme_sections((root / "README.md").read_text(encoding="utf-8"))
+    sections = readme_sections(readme)
     pages = []
     for number, (out, title, headings) in enumerate(README_PAGES):
         chosen = []
@@ -458,17 +463,18 @@ def _relative(target: str, page: Page) -> str:
 _HREF = re.compile(r'(<a\b[^>]*?\bhref=")([^"]*)(")')
 
 
-def rewrite_links(
-    body: str, page: Page, page_map: dict[str, str], root: Path, broken: list, downloads: frozenset = frozenset()
-) -> str:
+def rewrite_links(body: str, page: Page, page_map: dict[str, str], root: Path, broken: list) -> str:
     """Point every relative link of ``body`` (rendered from ``page.source``) at a page of the site, at a folder's
     place in the contents, or at the file on GitHub; record links that lead nowhere in ``broken``. Links to the
-    site's own files (its pages, ``_static/``, the notebooks in ``downloads``) stay as they are."""
+    site's own files (its pages, ``_static/``) and download links (``<a download href=...>``, the notebook next
+    to its page) stay as they are."""
 
-    outputs = set(page_map.values()) | set(downloads)
+    outputs = set(page_map.values())
 
     def replace(match: re.Match) -> str:
         href = html.unescape(match.group(2))
+        if re.search(r"\sdownload\b", match.group(1)):  # the page's own notebook, offered for download
+            return match.group(0)
         if (
             not href
             or href.startswith(("#", "mailto:", "data:", "javascript:"))
@@ -651,7 +657,6 @@ def build_site(out: Path | str | None = None, root: Path | str = ROOT, echo=prin
     pages = collect_pages(root)
     page_map = {page.source: page.out for page in pages}
     title = course_title(root)
-    downloads = frozenset(page.download for page in pages if page.download)
     install = next((page for page in pages if page.out == README_PAGES[0][0]), None)
     exporter = _exporter()
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -696,7 +701,7 @@ def build_site(out: Path | str | None = None, root: Path | str = ROOT, echo=prin
             }
             page.notebook.metadata["title"] = resources["site"]["page_title"]  # the browser tab's
             body, _ = exporter.from_notebook_node(page.notebook, resources=resources)
-            body = add_github_anchors(rewrite_links(body, page, page_map, root, site.broken_links, downloads))
+            body = add_github_anchors(rewrite_links(body, page, page_map, root, site.broken_links))
             body = page_contents(replace_status_marks(body))
             if page.kind != "home":  # the front page only lists the lessons: a search finds the lessons themselves
                 documents.extend(site_search.page_documents(page.out, page.title, body, page.kind))
