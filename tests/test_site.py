@@ -509,7 +509,7 @@ def test_a_widget_placeholder_becomes_a_caption_that_says_how_to_use_it(built):
     text = page_html(built, "notebooks/02_attention_qkv.html")
     assert "[interactive video search: run this notebook in Jupyter to use it]" not in text
     assert (
-        '<p class="widget-standin"><strong>Interactive in Jupyter: interactive video search.</strong> A web page '
+        '<p class="widget-standin"><strong>Interactive in Jupyter: video search.</strong> A web page '
         'cannot run it: <a download="" href="02_attention_qkv.ipynb">download the notebook</a>'
     ) in text
     caption = site_module.widget_caption(

@@ -79,7 +79,7 @@ LEARNING_PATH = "<!-- course-site: learning path -->"  # where home.md wants the
 # headings it holds, in order; a heading matches by its start). A link to README.md opens the first.
 README_PAGES = (
     ("install.html", "Installing the course", ("Two commands", "Installing", "Getting help")),
-    ("tests.html", "Running the tests", ("Running the tests",)),
+    ("tests.html", "Testing the course", ("Running the tests",)),
     ("code.html", "The code and how it is checked", ("Repository layout", "For contributors")),
 )
 LEARNER_GUIDES = ("docs/learning-record.md", "docs/evidence.md")
@@ -119,6 +119,7 @@ class Page:
     download: str | None = None  # site-relative path of the notebook offered for download
     notebook_text: str | None = None  # the downloaded notebook's text, when it is not the file at ``source``
     minutes: tuple[int, int] | None = None  # as the notebook's header states them
+    aliases: tuple[str, ...] = ()  # other sources a link may name for this page (README.md#a-section it holds)
 
 
 @dataclass
@@ -175,6 +176,7 @@ def widget_caption(text: str, download: str | None) -> str | None:
     if not match:
         return None
     what, how = match.group("what").strip(), match.group("how").strip() or "use it"
+    what = re.sub(r"^interactive\s+", "", what, flags=re.I)  # the caption says "Interactive" already
     where = f'<a download href="{html.escape(download)}">download the notebook</a>' if download else "open the notebook"
     caption = (
         f'<p class="widget-standin"><strong>Interactive in Jupyter: {html.escape(what)}.</strong> '
@@ -402,7 +404,7 @@ def readme_pages_from_text(readme: str) -> list[Page]:
     sections = readme_sections(readme)
     pages = []
     for number, (out, title, headings) in enumerate(README_PAGES):
-        chosen = []
+        chosen, aliases = [], []
         for wanted in headings:
             found = [text for heading, text in sections if heading.startswith(wanted)]
             if not found:
@@ -410,12 +412,14 @@ def readme_pages_from_text(readme: str) -> list[Page]:
                     f'README.md has no "## {wanted}" section for the page {out}: rename it back, or change '
                     "README_PAGES in course_lib/tools/publish/site.py."
                 )
+            headings_held = re.findall(r"^#{2,4}\s+(.+?)\s*$", found[0], re.M)  # the section's and its subsections'
+            aliases += [f"README.md#{_github_slug(heading)}" for heading in headings_held]
             chosen.append(found[0])
         text = f"# {title}\n\n" + "\n".join(chosen)
         notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(text)])
-        # the first is what a link to README.md opens; the others answer to README.md#their-first-heading
-        source = "README.md" if number == 0 else f"README.md#{_github_slug(headings[0])}"
-        pages.append(Page(source, out, CONTRIBUTORS, notebook, title=title))
+        # the first is what a link to README.md opens; a link to README.md#a-section opens the page that holds it
+        source = "README.md" if number == 0 else aliases[0]
+        pages.append(Page(source, out, CONTRIBUTORS, notebook, title=title, aliases=tuple(aliases)))
     return pages
 
 
@@ -489,7 +493,7 @@ def rewrite_links(body: str, page: Page, page_map: dict[str, str], root: Path, b
         target = posixpath.normpath(posixpath.join(posixpath.dirname(page.source), path)) if path else page.source
         anchor = f"#{fragment}" if fragment else ""
         if f"{target}{anchor}" in page_map:  # a section of README.md that is a page of its own
-            new = _relative(page_map[f"{target}{anchor}"], page)
+            new = _relative(page_map[f"{target}{anchor}"], page) + anchor
         elif target in page_map:
             new = _relative(page_map[target], page) + anchor
         elif target.strip("/") in FOLDER_SECTIONS and (root / target).is_dir():
@@ -656,6 +660,7 @@ def build_site(out: Path | str | None = None, root: Path | str = ROOT, echo=prin
     out = _check_out_dir(Path(out) if out else default_out_dir(), root)
     pages = collect_pages(root)
     page_map = {page.source: page.out for page in pages}
+    page_map.update({alias: page.out for page in pages for alias in page.aliases})
     title = course_title(root)
     install = next((page for page in pages if page.out == README_PAGES[0][0]), None)
     exporter = _exporter()

@@ -99,7 +99,12 @@
   var blocks = document.querySelectorAll(".jp-InputArea-editor pre, .jp-MarkdownCell pre");
   Array.prototype.forEach.call(blocks, function (pre) {
     var holder = pre.parentElement;
-    if (!holder || holder.querySelector(":scope > .copy-code")) return;
+    if (!holder) return;
+    if (holder.children.length > 1) {  // the block shares its parent (a list item, say): give it a box of its own
+      holder = document.createElement("div");
+      pre.parentElement.insertBefore(holder, pre);
+      holder.appendChild(pre);
+    }
     holder.classList.add("has-copy");
     var copy = document.createElement("button");
     copy.type = "button";
