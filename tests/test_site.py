@@ -44,6 +44,17 @@ def page_html(site, out: str) -> str:
     return (site.path / out).read_text(encoding="utf-8")
 
 
+def main_of(text: str) -> str:
+    """The page's own content (``<main id="content">``), without the navigation around it."""
+    return re.search(r'<main\b[^>]*\bid="content"[^>]*>.*?</main>', text, re.S).group(0)
+
+
+def tags_of(text: str) -> list[tuple[str, dict]]:
+    parser = _Attributes()
+    parser.feed(text)
+    return parser.tags
+
+
 def test_the_site_builds_offline_in_under_a_minute_with_every_page(built):
     assert built.measured < BUILD_SECONDS, f"{built.measured:.0f} s"
     outs = {page.out for page in built.pages}
@@ -60,7 +71,7 @@ def test_the_site_builds_offline_in_under_a_minute_with_every_page(built):
 def test_exercise_pages_show_the_learner_version_and_no_solution(built):
     blocks = bundle.solution_blocks(ROOT / "exercises")
     for page in built.pages:
-        if page.section != "exercises":
+        if page.kind != "exercise":
             continue
         code = "\n".join(
             bundle.code_only(line)
@@ -112,16 +123,50 @@ def test_code_folded_in_a_notebook_stays_folded_on_the_site(built):
 
 
 def test_run_links_on_every_notebook_and_exercise(built):
+    kinds = {page.kind for page in built.pages}
+    assert {"home", "lesson", "exercise", "guide"} <= kinds
     for page in built.pages:
         text = page_html(built, page.out)
-        if page.section in ("notebooks", "exercises") and colab.repository():
+        bar = re.search(r'<p class="run-links notebook-bar">(.*?)</p>', text, re.S)
+        if page.kind in ("lesson", "exercise") and colab.repository():
             assert (
                 html.escape(colab.colab_url(page.source)) in text and html.escape(colab.binder_url(page.source)) in text
             ), page.out
-        elif page.section in ("notebooks", "exercises"):  # no published address: how to run it locally, no link
-            assert "make lab" in text and "colab.research" not in text and "mybinder" not in text, page.out
+        elif page.kind in ("lesson", "exercise"):  # no published address: how to run it locally, no link
+            assert bar and "make lab" in bar.group(1) and 'href="../install.html"' in bar.group(1), page.out
+            assert "colab.research" not in text and "mybinder" not in text, page.out
         else:
-            assert 'class="run-links"' not in text, page.out
+            assert bar is None, page.out
+
+
+def test_colab_and_binder_links_appear_only_with_a_repository_address(monkeypatch):
+    """With ``[project.urls] Repository`` set, a notebook's page links Colab and Binder; unset, it names none."""
+    monkeypatch.setattr(colab, "repository", lambda *args: None)
+    assert site_module.run_links("notebooks/02_attention_qkv.ipynb") == {}
+    monkeypatch.setattr(colab, "repository", lambda *args: "someone/course")
+    links = site_module.run_links("notebooks/02_attention_qkv.ipynb")
+    assert set(links) == {"colab", "binder"} and all("someone/course" in url for url in links.values()), links
+
+
+def test_every_lesson_and_exercise_page_offers_its_notebook(built):
+    """A lesson's page links its .ipynb, copied next to it; an exercise's is the learner version (no solution)."""
+    from course_lib.tools.exercises import build as exercise_build
+
+    offered = [page for page in built.pages if page.kind in ("lesson", "exercise")]
+    assert len(offered) == len(COURSE) + sum(1 for row in COURSE if row.exercise)
+    for page in offered:
+        text = page_html(built, page.out)
+        name = Path(page.source).name
+        links = [a for tag, a in tags_of(text) if tag == "a" and "download-notebook" in (a.get("class") or "")]
+        assert [(a["href"], "download" in a) for a in links] == [(name, True)], page.out
+        copied = built.path / page.download
+        assert copied.is_file(), page.out
+        if page.kind == "lesson":
+            assert copied.read_bytes() == (ROOT / page.source).read_bytes(), page.out
+        else:
+            learner = exercise_build.generate_text(ROOT / "exercises", Path(name).stem)
+            assert copied.read_text(encoding="utf-8") == learner, page.out
+    assert not list((built.path / "exercises").glob("solutions*")), "no solution is published"
 
 
 def stored_alts(notebook) -> list[str]:
@@ -169,9 +214,12 @@ def test_a_folder_the_command_did_not_write_is_refused(tmp_path):
 
 def test_links_written_for_github_work_on_the_site(built):
     page = next(p for p in built.pages if p.source == "README.md")
-    text = page_html(built, page.out)
-    assert 'href="INSTRUCTORS.html"' in text and 'href="notebooks/01_why_rnns_struggle.html"' in text
-    assert 'href="exercises/ex02_attention.html"' in text
+    assert page.out == "install.html", "a link to README.md opens the installing page"
+    content = main_of(page_html(built, "code.html"))
+    assert 'href="INSTRUCTORS.html"' in content and 'href="benchmarks/README.html"' in content
+    home = main_of(page_html(built, "index.html"))
+    assert 'href="notebooks/01_why_rnns_struggle.html"' in home and 'href="install.html"' in home
+    assert 'href="exercises/ex02_attention.html"' in home
     anchors = re.findall(r'href="INSTRUCTORS\.html#([^"]+)"', "".join(page_html(built, p.out) for p in built.pages))
     instructors = page_html(built, "INSTRUCTORS.html")
     for anchor in anchors:
@@ -254,8 +302,17 @@ def test_the_search_index_covers_every_page_and_loads_as_a_script(built):
     prefix = f"window.{site_search.GLOBAL_NAME} = "
     assert script.startswith(prefix) and script.rstrip().endswith(";")
     index = json.loads(script[len(prefix) : script.rstrip().rindex(";")])
-    urls = {doc["url"].split("#")[0] for doc in index["storedFields"].values()}
-    assert urls == {page.out for page in built.pages}
+    stored = list(index["storedFields"].values())
+    urls = {doc["url"].split("#")[0] for doc in stored}
+    assert urls == {page.out for page in built.pages if page.kind != "home"}, "the front page only lists the lessons"
+    kinds = {page.out: page.kind for page in built.pages}
+    for doc in stored:
+        assert doc["heading"].strip() and "#" in doc["url"], f"a hit without its section: {doc['url']}"
+        assert doc["kind"] == kinds[doc["url"].split("#")[0]], doc["url"]
+        assert "$" not in doc["excerpt"] and not re.search(r"\\[A-Za-z]+", doc["excerpt"]), doc["excerpt"]
+        assert not re.search(r"\\[A-Za-z]+|\$", doc["heading"]), doc["heading"]
+    softmax = [doc for doc in stored if doc["url"].startswith("exercises/ex02_attention.html#Task-1")]
+    assert softmax and "softmax(s)_j = (e^(s_j))/(Σ_k e^(s_k))" in softmax[0]["excerpt"], "a formula reads as text"
     terms = {term for term, _ in index["index"]}
     assert {"softmax", "kv", "cache", "attention", "residual"} <= terms
     assert (built.path / "_static" / "minisearch" / "minisearch.js").is_file()
@@ -326,3 +383,137 @@ def test_a_widget_output_with_an_html_form_shows_the_html(tmp_path):
     )
     assert '<div class="static-explorer">' in body and "TEXT FALLBACK" not in body
     assert "ONLY TEXT" in body and "widget-view+json" not in body
+
+
+# -- the learner's front page, the pages for instructors and contributors ---------------------------------------------
+def test_the_front_page_is_the_syllabus_with_every_lesson_its_exercise_and_its_minutes(built):
+    """The home page is built from the syllabus: the course's title, every lesson linked with the minutes its
+    notebook's header states, its exercise with the exercise's minutes, "Start here" on the first lesson, a link to
+    the installing page; nothing from README's install, test or contributor sections."""
+    import nbformat
+
+    content = main_of(page_html(built, "index.html"))
+    assert "Transformers, hands-on" in re.search(r"<h1[^>]*>(.*?)</h1>", content, re.S).group(1)
+    rows = re.findall(r"<li><a class=\"home-lesson\" href=\"([^\"]+)\">(.*?)</li>", content, re.S)
+    assert [href for href, _ in rows] == [f"notebooks/{Path(row.file).stem}.html" for row in COURSE]
+    for (_, row_html), row in zip(rows, COURSE):
+        notebook = nbformat.read(ROOT / "notebooks" / row.file, as_version=4)
+        low, high = reading_time_stated(notebook)
+        assert html.escape(row.title, quote=False) in row_html and f"{low}–{high} min" in row_html, row.file
+        if row.exercise:
+            assert f'href="exercises/{row.exercise}.html"' in row_html, row.file
+            exercise = nbformat.read(ROOT / "exercises" / f"{row.exercise}.ipynb", as_version=4)
+            assert site_module.stated_minutes(exercise) is not None, row.exercise
+            assert "{}–{} min".format(*site_module.stated_minutes(exercise)) in row_html, row.exercise
+    assert content.count('class="start-here"') == 1 and 'class="start-here"' in rows[0][1]
+    assert 'href="install.html"' in content
+    for left_out in ("make test", "Which torch gets installed", "Running the tests", "For contributors", "pytest"):
+        assert left_out not in content, f"the front page shows {left_out!r}"
+
+
+def reading_time_stated(notebook) -> tuple[int, int]:
+    from course_lib.tools.publish import reading_time
+
+    stated = reading_time.stated(notebook)
+    assert stated, "every lesson states its minutes in its header"
+    return stated
+
+
+def test_install_tests_and_contributing_are_pages_in_their_own_group(built):
+    """README's installing, testing and contributing sections are pages of the group "For instructors and
+    contributors", with README's text (so they never drift from it); learners' pages come first in reading order."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    group = [page for page in built.pages if page.section == site_module.CONTRIBUTORS]
+    outs = [page.out for page in group]
+    assert outs[:3] == ["install.html", "tests.html", "code.html"]
+    assert {"CONTRIBUTING.html", "INSTRUCTORS.html"} <= set(outs)
+    assert built.pages.index(group[0]) > max(i for i, p in enumerate(built.pages) if p.kind in ("lesson", "exercise"))
+    install = page_html(built, "install.html")
+    assert "Which torch gets installed" in install and "Without make" in install and "make lab" in install
+    assert "python -m course_lib doctor" in install
+    assert "make test-fast" in page_html(built, "tests.html")
+    assert "mutation tests" in page_html(built, "code.html")
+    nav = re.search(
+        r'<h2 id="toc-contributors">For instructors and contributors</h2>\s*<ul>(.*?)</ul>',
+        page_html(built, "index.html"),
+        re.S,
+    )
+    assert nav and all(f'href="{out}"' in nav.group(1) for out in outs), "the navigation's group lists them"
+    assert "## Installing" in readme, "the page is cut from README.md"
+    with pytest.raises(site_module.SiteError, match='no "## Running the tests" section'):
+        site_module.readme_pages_from_text("## Two commands\n\n## Installing\n\n## Getting help\n")
+
+
+# -- formulas as text, for the search ----------------------------------------------------------------------------------
+def test_formulas_read_as_plain_text():
+    from course_lib.tools.publish.typeset import plain_text_math, tex_to_text
+
+    assert (
+        tex_to_text(r"\mathrm{softmax}(s)_j = \frac{e^{s_j}}{\sum_k e^{s_k}}")
+        == "softmax(s)_j = (e^(s_j))/(Σ_k e^(s_k))"
+    )
+    assert tex_to_text(r"\mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}\right)V") == "softmax(QKᵀ/√d_k)V"
+    assert tex_to_text(r"\sqrt{256} = 16") == "√256 = 16"
+    assert tex_to_text(r"W^{-1} x^2, \alpha \cdot \beta") == "W⁻¹ x², α · β"
+    assert plain_text_math("divide by $\\sqrt{d_k}$, then $$a \\le b$$.") == "divide by √d_k, then a ≤ b."
+
+
+def test_every_formula_of_the_course_reads_as_text_without_tex():
+    """Every formula in every lesson and exercise turns into text with no backslash command, brace or dollar."""
+    import nbformat
+
+    from course_lib.tools.publish.typeset import _MATH, tex_to_text
+
+    count = 0
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) + sorted(
+        (ROOT / "exercises").glob("ex*.ipynb")
+    ):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "markdown":
+                continue
+            for match in _MATH.finditer(cell.source):
+                tex = match.group("display") if match.group("display") is not None else match.group("inline")
+                text = tex_to_text(tex)
+                assert not re.search(r"\\[A-Za-z]|[{}$]", text), (path.name, tex, text)
+                count += 1
+    assert count > 100, count
+
+
+# -- honest stand-ins ----------------------------------------------------------------------------------------------------
+def test_a_predictions_measurement_is_folded_until_asked(built):
+    """In every lesson, the outputs between ``predict("ID")`` and ``reveal("ID")`` are inside "Show what was measured"
+    folds, the reveal's own fold says so too, and no "Measured:" stands outside a fold."""
+    predictions = 0
+    for page in built.pages:
+        if page.kind != "lesson":
+            continue
+        text = page_html(built, page.out)
+        ids = set(re.findall(r'>predict</span><span class="p">\(</span><span class="s2">"([\w-]+)"', text))
+        predictions += len(ids)
+        for prediction in ids:
+            folds = re.findall(rf'<details class="course-measured" data-prediction="{prediction}">', text)
+            assert folds, f"{page.out}: the experiment of {prediction} shows its outputs unfolded"
+            reveal = re.search(
+                rf'<details class="course-checkpoint" data-prediction="{prediction}"><summary>'
+                rf"<strong>{site_module.SHOW_MEASURED}</strong>",
+                text,
+            )
+            assert reveal, f"{page.out}: the reveal of {prediction}"
+        unfolded = re.sub(r"<details\b.*?</details>", "", text, flags=re.S)
+        assert "Measured:" not in unfolded, page.out
+        assert "Run the notebook to lock in a prediction" not in text, page.out
+    assert predictions >= 8, predictions
+
+
+def test_a_widget_placeholder_becomes_a_caption_that_says_how_to_use_it(built):
+    text = page_html(built, "notebooks/02_attention_qkv.html")
+    assert "[interactive video search: run this notebook in Jupyter to use it]" not in text
+    assert (
+        '<p class="widget-standin"><strong>Interactive in Jupyter: video search.</strong> A web page '
+        'cannot run it: <a download="" href="02_attention_qkv.ipynb">download the notebook</a>'
+    ) in text
+    caption = site_module.widget_caption(
+        "[sampling lab: run this notebook in Jupyter to move the sliders]\n a 1\n", "x.ipynb"
+    )
+    assert "to move the sliders.</p>" in caption and "<pre> a 1</pre>" in caption
+    assert site_module.widget_caption("a plain output", "x.ipynb") is None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import re
 import threading
 import time
 from pathlib import Path
@@ -110,7 +111,24 @@ PAGE_FACTS = r"""() => {
         prev: hrefs('nav.page-nav a.prev'),
         contentLinks: hrefs('#content a[href]'),
         headings: count('#content h2[id], #content h3[id]'),
-        foldOpen: document.getElementById('site-toc-fold').open,
+        tocShown: document.getElementById('site-toc-panel').getClientRects().length > 0,
+        downloads: hrefs('#content a.download-notebook[download]'),
+        // a prediction's measurement: shown only once the reader opens "Show what was measured"
+        measuredShown: Array.from(document.querySelectorAll('#content *')).filter(e => e.children.length === 0
+            && /Measured:/.test(e.textContent) && e.checkVisibility({visibilityProperty: true})).length,
+        measuredFolds: count('#content details.course-measured, #content details.course-checkpoint[data-prediction]'),
+        openMeasured: count('#content details.course-measured[open], #content details[data-prediction][open]'),
+        // one font for the text: every summary, paragraph, list item, heading, button and input uses the body's
+        fonts: Array.from(new Set(Array.from(document.querySelectorAll(
+            'summary, p, li, h1, h2, h3, button, input, td, th')).filter(e => !e.closest('pre, code, math'))
+            .map(e => getComputedStyle(e).fontFamily))),
+        bodyFont: getComputedStyle(document.body).fontFamily,
+        // a code block or output that scrolls sideways shows it (a fade on its side)
+        unshadedScrollers: Array.from(document.querySelectorAll('#content pre')).filter(pre =>
+            pre.getClientRects().length > 0 && pre.scrollWidth > pre.clientWidth + 1
+            && !pre.parentElement.classList.contains('scrolls-x')).map(pre => pre.textContent.slice(0, 40)),
+        copyButtons: count('#content button.copy-code'),
+        codeBlocks: count('#content .jp-InputArea-editor pre, #content .jp-MarkdownCell pre'),
         content: {y: box.y, width: box.width},
         formulas: count('math.course-math'),
         // drawn as mathematics, not as a line of text: a displayed fraction stands about two letters tall
@@ -145,7 +163,7 @@ OVERFLOW = r"""() => {
     }
     return {page, cut};
 }"""
-CONTENTS_TARGETS = r"""() => Array.from(document.querySelectorAll('.page-toc a')).map(a => {
+CONTENTS_TARGETS = r"""() => Array.from(document.querySelectorAll('.page-rail .page-toc a')).map(a => {
     const id = a.getAttribute('href').slice(1);
     let target = document.getElementById(id);
     if (!target) { try { target = document.getElementById(decodeURIComponent(id)); } catch (e) {} }
@@ -200,10 +218,16 @@ def visit(browser, served):
                 if out == "notebooks/02_attention_qkv.html":
                     facts["speaker_notes"] = page.get_by_text("Speaker notes").count()
                     facts["prose_lines"] = page.evaluate(PROSE_LINES)
+                if out == "index.html":
+                    facts["first_screen"] = page.evaluate(FIRST_SCREEN)
                 if out in SCREENSHOT_PAGES:
                     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
                     name = out.replace("/", "_").replace(".html", "")
                     page.screenshot(path=str(SCREENSHOTS / f"{name}_{width}.png"))
+                    if out != "index.html":  # halfway down, where the header must still be
+                        page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight / 2)")
+                        page.wait_for_timeout(100)
+                        page.screenshot(path=str(SCREENSHOTS / f"{name}_{width}_halfway.png"))
                 facts["next_clickable"] = page.evaluate(NEXT_CLICKABLE)
                 facts["url"] = page.url
             finally:
@@ -224,7 +248,7 @@ def every_page(visit, width: str) -> dict[str, dict]:
 
 @pytest.mark.parametrize("out", PAGES)
 @pytest.mark.parametrize("width", list(WIDTHS))
-def test_every_page_renders_offline(width, out, built_site, visit):
+def test_every_page_renders_offline(width, out, built_site, served, visit):
     """The page loads with no failed request, no console error and nothing leaving the machine; every formula is
     MathML (no error, no TeX left as text); every image loaded; the Colab and Binder links; the page is marked in
     the contents; lesson 02 is full of formulas, its quiz is static and folded, and its speaker notes are left out."""
@@ -238,7 +262,15 @@ def test_every_page_renders_offline(width, out, built_site, visit):
     assert all(loaded for loaded, _ in images), (
         f"{sum(not ok for ok, _ in images)} of {len(images)} images did not load"
     )
-    if page_info.section == "notebooks":
+    if page_info.kind in ("lesson", "exercise"):  # its notebook, next to it, to download
+        notebook = served + page_info.download
+        assert facts["downloads"] == [notebook], f"{out} links {facts['downloads']}, not its notebook {notebook}"
+    else:
+        assert facts["downloads"] == []
+    # a prediction's measurement stays folded until the reader asks (a guide may quote one: it predicts nothing)
+    if page_info.kind == "lesson":
+        assert facts["measuredShown"] == 0 and facts["openMeasured"] == 0, f"{out} shows a measurement unasked"
+    if page_info.kind == "lesson":
         from course_lib.tools.publish import colab
 
         expected = 1 if colab.repository() else 0  # no published address yet: no Colab or Binder link at all
@@ -316,17 +348,222 @@ def test_no_page_overflows_and_every_contents_link_lands(width, out, visit):
     assert len(targets) == facts["headings"] > 0, f"{out}: {len(targets)} contents links, {facts['headings']} headings"
     assert all(ok for _, ok in targets), f"{out}: contents links without a heading {targets[:3]}"
     assert facts["problems"] == [] and facts["left_the_machine"] == [], facts["problems"]
-    assert facts["foldOpen"] == (width == "desktop"), "the contents fold away on a phone only"
+    assert facts["tocShown"] == (width == "desktop"), "the contents open from the header's button on a phone only"
     if width == "phone":
-        assert facts["content"]["y"] < 400, f"{out}: the text starts {facts['content']['y']:.0f} px down on a phone"
-    else:
-        assert facts["content"]["width"] >= 0.7 * WIDTHS["desktop"][0] - 10, "the page uses the screen's width"
+        assert facts["content"]["y"] < 120, f"{out}: the text starts {facts['content']['y']:.0f} px down on a phone"
+        assert facts["unshadedScrollers"] == [], f"{out}: blocks that scroll with no sign of it"
+    else:  # the contents and the "On this page" rail take about a third of 1,400 px
+        assert facts["content"]["width"] >= 0.55 * WIDTHS["desktop"][0], "the page uses the screen's width"
+    assert facts["fonts"] == [facts["bodyFont"]], f"{out}: more than one font for the text: {facts['fonts']}"
+    assert facts["copyButtons"] == facts["codeBlocks"], f"{out}: code blocks without a copy button"
 
 
 def search_for(page, query: str) -> list[str]:
     page.fill("#site-search-input", query)
     page.wait_for_selector("#site-search-results:not([hidden]) .search-count")
+    page.wait_for_function("query => document.getElementById('site-search-input').value === query", arg=query)
     return page.eval_on_selector_all("#site-search-results a.search-hit", "links => links.map(a => a.href)")
+
+
+HITS = r"""() => Array.from(document.querySelectorAll('#site-search-results li')).map(li => ({
+    href: li.querySelector('a.search-hit').href,
+    heading: (li.querySelector('.search-heading') || {}).textContent || '',
+    excerpt: (li.querySelector('.search-excerpt') || {}).textContent || '',
+}))"""
+# a heading opened from a link: its top lies below the sticky header, within the screen
+OPENED_AT = r"""() => {
+    const id = decodeURIComponent(location.hash.slice(1));
+    const heading = document.getElementById(id);
+    if (!heading) return null;
+    const header = document.getElementById('site-header').getBoundingClientRect();
+    const box = heading.getBoundingClientRect();
+    return {top: box.top, headerBottom: header.bottom, height: innerHeight};
+}"""
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_search_puts_the_lesson_first_and_opens_it_at_its_section(width, built_site, served, browser):
+    """ "softmax" puts a lesson's section first, "KV cache" notebook 08's section; every hit names its section;
+    excerpts are plain text (formulas as text: no $ and no backslash command); a hit opens its page at the section,
+    below the header that stays."""
+    context = guarded_context(browser, served, *WIDTHS[width])
+    page, problems = open_page(context, served + "index.html")
+    try:
+        search_for(page, "softmax")
+        softmax = page.evaluate(HITS)
+        assert "/notebooks/" in softmax[0]["href"] and "#" in softmax[0]["href"], softmax[0]
+        search_for(page, "KV cache")
+        kv = page.evaluate(HITS)
+        assert "/notebooks/08_language_model.html#" in kv[0]["href"], kv[0]
+        for hit in softmax + kv:
+            assert hit["heading"].strip(), f"a hit without a heading: {hit}"
+            assert "$" not in hit["excerpt"] and not re.search(r"\\[A-Za-z]+", hit["excerpt"]), hit["excerpt"]
+        page.click("#site-search-results a.search-hit >> nth=0")
+        page.wait_for_load_state("load")
+        assert page.url == kv[0]["href"]
+        page.wait_for_timeout(100)
+        opened = page.evaluate(OPENED_AT)
+        assert opened and opened["headerBottom"] - 1 <= opened["top"] < opened["height"] / 2, opened
+        assert problems == [] and context.left_the_machine == [], problems
+    finally:
+        page.close()
+        context.close()
+
+
+# halfway down a lesson: the header's search box (and on a phone its contents button) in view and on top
+HEADER_IN_VIEW = r"""() => {
+    const onTop = id => { const e = document.getElementById(id); const r = e.getBoundingClientRect();
+        if (r.width === 0 || r.bottom <= 0 || r.top >= innerHeight) return false;
+        const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+        return !!hit && (hit === e || e.contains(hit)); };
+    return {scrollY, height: document.documentElement.scrollHeight, search: onTop('site-search-input'),
+            contents: onTop('toc-button'),
+            current: Array.from(document.querySelectorAll('.page-rail a.is-current')).map(a => a.getAttribute('href')),
+            railShown: document.querySelector('.page-rail').getClientRects().length > 0};
+}"""
+# the heading of the section being read: the last one whose top has passed under the header
+READING = r"""() => {
+    const line = document.getElementById('site-header').getBoundingClientRect().bottom + 24;
+    let reading = null;
+    for (const a of document.querySelectorAll('.page-rail .page-toc a')) {
+        const h = document.getElementById(decodeURIComponent(a.getAttribute('href').slice(1)));
+        if (h && h.getBoundingClientRect().top <= line) reading = a.getAttribute('href');
+    }
+    return reading;
+}"""
+
+
+@pytest.mark.parametrize("how", ["served", "file"])
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_halfway_down_a_lesson_the_header_stays_and_the_rail_marks_the_section(width, how, built_site, served, browser):
+    """Halfway down lesson 02 the search box is in view (and usable); on a phone the contents button too, and it
+    opens the contents; on a wide screen the "On this page" rail marks the section being read. Served and file://."""
+    if how == "served":
+        context = guarded_context(browser, served, *WIDTHS[width])
+        page, problems = open_page(context, served + "notebooks/02_attention_qkv.html")
+    else:
+        context = browser.new_context(viewport=dict(zip(("width", "height"), WIDTHS[width])))
+        context.left_the_machine = []
+        page, problems = open_page(context, (built_site.path / "notebooks" / "02_attention_qkv.html").as_uri())
+    try:
+        page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight / 2)")
+        page.wait_for_timeout(150)
+        state = page.evaluate(HEADER_IN_VIEW)
+        assert state["scrollY"] > 5000, f"02 is long: halfway is {state['scrollY']} px down"
+        assert state["search"], "halfway down, the search box is not in view"
+        if width == "phone":
+            assert state["contents"], "halfway down, the contents button is not in view"
+            page.click("#toc-button")
+            assert page.get_attribute("#toc-button", "aria-expanded") == "true"
+            panel = page.locator("#site-toc-panel")
+            assert panel.is_visible() and panel.locator("a[aria-current='page']").is_visible()
+            page.keyboard.press("Escape")
+            assert not panel.is_visible()
+        else:
+            assert state["railShown"]
+            assert state["current"] == [page.evaluate(READING)], state["current"]
+            page.evaluate("window.scrollBy(0, 4000)")
+            page.wait_for_timeout(150)
+            later = page.evaluate(HEADER_IN_VIEW)
+            assert later["current"] == [page.evaluate(READING)] and later["search"], later
+        search_for(page, "softmax")  # the box works from halfway down
+        assert page.locator("#site-search-results a.search-hit").first.is_visible()
+        assert problems == [] and context.left_the_machine == [], problems
+    finally:
+        page.close()
+        context.close()
+
+
+def test_the_home_page_first_screen_lists_every_lesson_and_no_make_test(visit):
+    """At 1,400 px and at 390 px, every lesson of the syllabus is linked on the home page's first screen, and the
+    front page says nothing of `make test` (that is on the pages for contributors)."""
+    from course_lib._syllabus import COURSE
+
+    for width in WIDTHS:
+        screen = visit(width, "index.html")["first_screen"]
+        expected = [f"notebooks/{Path(row.file).stem}.html" for row in COURSE]
+        assert [href.split("/", 3)[-1] for href, _ in screen["lessons"]] == expected, screen["lessons"]
+        below = [href for href, shown in screen["lessons"] if not shown]
+        assert below == [], f"at {width}, below the first screen: {below}"
+        assert "make test" not in screen["text"]
+
+
+FIRST_SCREEN = r"""() => ({
+    lessons: Array.from(document.querySelectorAll('#content a.home-lesson')).map(a => {
+        const r = a.getBoundingClientRect();
+        const hit = document.elementFromPoint(r.left + Math.min(20, r.width / 2), r.top + r.height / 2);
+        return [a.href, r.top >= 0 && r.bottom <= innerHeight && !!hit && a.contains(hit)];
+    }),
+    text: document.body.innerText,
+})"""
+
+
+def test_show_what_was_measured_opens_a_predictions_folds_together(built_site, served, context):
+    """Lesson 02's measurement is folded; "Show what was measured" shows it, and every fold of that prediction
+    opens with it (a click, then Enter on the next summary closes them again)."""
+    page, problems = open_page(context, served + "notebooks/02_attention_qkv.html")
+    try:
+        folds = page.locator("details[data-prediction='02-unscaled']")
+        assert folds.count() >= 2
+        measured = page.get_by_text(re.compile(r"Measured: 0\.\d+")).first
+        assert not measured.is_visible()
+        folds.first.locator("summary").click()
+        assert measured.is_visible()
+        assert all(folds.nth(i).evaluate("d => d.open") for i in range(folds.count()))
+        folds.last.locator("summary").focus()
+        page.keyboard.press("Enter")
+        assert not measured.is_visible() and not folds.first.evaluate("d => d.open")
+        assert problems == [], problems
+    finally:
+        page.close()
+
+
+def test_copy_buttons_work_from_the_keyboard(built_site, served, browser):
+    """Every code block has a Copy button; Tab reaches it and Enter copies the block's code."""
+    context = guarded_context(browser, served, 1400, 900)
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=served.rstrip("/"))
+    page, problems = open_page(context, served + "exercises/ex02_attention.html")
+    try:
+        button = page.locator("#content button.copy-code").first
+        code = button.evaluate("b => b.parentElement.querySelector('pre').textContent.replace(/\\n$/, '')")
+        page.locator("#content .notebook-bar a").first.focus()
+        for _ in range(40):  # Tab from the notebook bar to the first copy button
+            page.keyboard.press("Tab")
+            if page.evaluate("() => document.activeElement.classList.contains('copy-code')"):
+                break
+        assert page.evaluate("() => document.activeElement.classList.contains('copy-code')"), "Tab never got there"
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => document.activeElement.textContent === 'Copied'")
+        assert page.evaluate("() => navigator.clipboard.readText()") == code
+        assert problems == [], problems
+    finally:
+        page.close()
+        context.close()
+
+
+def test_on_a_phone_a_wide_figure_opens_full_size(built_site, served, browser):
+    """At 390 px lesson 05's two-panel figures are drawn smaller than they are: a tap opens one full size (its own
+    width, scrolling inside the screen), Escape closes it and gives the focus back."""
+    context = guarded_context(browser, served, *WIDTHS["phone"])
+    page, problems = open_page(context, served + "notebooks/05_residuals_and_layernorm.html")
+    try:
+        figure = page.locator("#content img.zoomable").first
+        figure.scroll_into_view_if_needed()
+        assert figure.get_attribute("role") == "button" and figure.get_attribute("tabindex") == "0"
+        figure.click()
+        zoomed = page.locator(".figure-zoom img")
+        assert zoomed.is_visible()
+        width = zoomed.evaluate("i => [i.getBoundingClientRect().width, i.naturalWidth]")
+        assert width[0] == width[1] > WIDTHS["phone"][0], width
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "figure_zoom_phone.png"))
+        page.keyboard.press("Escape")
+        assert page.locator(".figure-zoom").count() == 0
+        assert page.evaluate("() => document.activeElement.classList.contains('zoomable')")
+        assert problems == [], problems
+    finally:
+        page.close()
+        context.close()
 
 
 @pytest.mark.parametrize("how", ["served", "file"])
@@ -387,6 +624,9 @@ def test_the_precomputed_explorer_switches_among_stored_frames(out, built_site, 
     page, problems = open_page(context, served + out)
     try:
         explorer = page.locator(".attention-explorer").first
+        folded = explorer.evaluate("e => { const d = e.closest('details.course-measured'); return d && !d.open; }")
+        if folded:  # part of an experiment's outputs: the reader opens "Show what was measured" first
+            page.locator("details.course-measured", has=explorer).locator("summary").first.click()
         expect(explorer).to_be_visible()
         status, grid = explorer.locator(".attx-status"), explorer.locator(".attx-grid")
         heads = grid.locator("table").count()

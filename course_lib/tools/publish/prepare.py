@@ -188,11 +188,11 @@ def write_reading_time(notebook) -> bool:
 
 def refresh_slides(notebook) -> bool:
     """Give the new cells their slideshow metadata (a lesson carries it on every cell; see tools/slides.py)."""
-    from course_lib.tools.publish import slides
+    from course_lib.tools.publish import slide_types
 
     if not any("slideshow" in cell.get("metadata", {}) for cell in notebook.cells):
         return False
-    return slides.annotate_notebook(notebook)
+    return slide_types.annotate_notebook(notebook)
 
 
 # --------------------------------------------------------------------------- the published copies
@@ -238,11 +238,11 @@ def restore_speaker_notes(notebook) -> bool:
 
 def slides_if_missing(notebook) -> bool:
     """An unannotated notebook still gives a sensible deck."""
-    from course_lib.tools.publish import slides
+    from course_lib.tools.publish import slide_types
 
     if any("slideshow" in cell.metadata for cell in notebook.cells):
         return False
-    return slides.annotate_notebook(notebook)
+    return slide_types.annotate_notebook(notebook)
 
 
 def fit_slides(notebook) -> bool:

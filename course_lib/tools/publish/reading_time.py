@@ -175,10 +175,12 @@ def register(subparsers) -> None:
 def _command(args) -> int:
     import nbformat
 
-    from course_lib.tools.publish.slides import course_notebooks
+    from course_lib._syllabus import COURSE
 
+    folder = Path(__file__).resolve().parents[3] / "notebooks"
+    lessons = [folder / row.file for row in COURSE if (folder / row.file).exists()]
     status = 0
-    for path in args.notebooks or course_notebooks():
+    for path in args.notebooks or lessons:
         notebook = nbformat.read(path, as_version=4)
         guess = estimate(notebook)
         said = stated(notebook)

@@ -7,7 +7,13 @@ script on first use, so a page that is only read costs nothing.
 
 What is searched: one document per section of every page (the text under an ``h1``/``h2``/``h3`` up to the next
 one), with the page's title, the section's heading and its text (prose, code and printed outputs). A hit links to
-the section.
+the section; text before a page's first heading is not a document of its own (a hit always names its section).
+Each document stores its page's kind (``lesson``, ``exercise``, ``guide``): the search box boosts lessons above
+exercises and guides, so that the section that teaches a word comes before the pages that use it.
+
+Formulas are indexed and shown as readable text (``softmax(s)_j = (e^(s_j))/(Σ_k e^(s_k))``, from
+``typeset.tex_to_text``), never as TeX source; an excerpt is the section's prose (its code and outputs only when
+it has no prose).
 
 MiniSearch's defaults are reproduced exactly (``tests/test_site.py`` compares with MiniSearch itself when Node is
 installed): a field is split on runs of white space, line breaks and Unicode punctuation; a term is lower-cased; a
@@ -24,8 +30,11 @@ import sys
 import unicodedata
 from html.parser import HTMLParser
 
+from course_lib.tools.publish.typeset import plain_text_math
+
 FIELDS = ("title", "heading", "text")
-STORE_FIELDS = ("title", "heading", "url", "excerpt")
+STORE_FIELDS = ("title", "heading", "url", "excerpt", "kind")
+KINDS = ("lesson", "exercise", "guide")
 EXCERPT_CHARS = 180
 GLOBAL_NAME = "COURSE_SEARCH_INDEX"
 
@@ -106,7 +115,8 @@ class _Sections(HTMLParser):
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.sections: list[dict] = [{"id": "", "heading": "", "text": []}]
+        self.sections: list[dict] = [{"id": "", "heading": "", "text": [], "code": []}]
+        self.code_depth = 0  # inside a pre: a code block or a printed output, not prose
         self.skip_depth = 0
         self.stack: list[tuple[str, bool]] = []  # (tag, opened a skipped region)
         self.heading: list[str] | None = None
@@ -121,16 +131,21 @@ class _Sections(HTMLParser):
         if skipped:
             self.skip_depth += 1
         elif tag in self.HEADINGS and not self.skip_depth and attributes.get("id"):
-            self.sections.append({"id": attributes["id"], "heading": "", "text": []})
+            self.sections.append({"id": attributes["id"], "heading": "", "text": [], "code": []})
             self.heading = []
         elif tag in ("p", "div", "pre", "li", "tr", "td", "th", "br") and self.heading is None:
             self.sections[-1]["text"].append(" ")
+            self.sections[-1]["code"].append(" ")
+        if tag == "pre" and not skipped:
+            self.code_depth += 1
 
     def handle_endtag(self, tag):
         if all(open_tag != tag for open_tag, _ in self.stack):
             return  # a stray end tag
         while self.stack:
             open_tag, skipped = self.stack.pop()
+            if open_tag == "pre" and not skipped:
+                self.code_depth -= 1
             if skipped:
                 self.skip_depth -= 1
             if open_tag in self.HEADINGS and self.heading is not None and not self.skip_depth:
@@ -144,44 +159,60 @@ class _Sections(HTMLParser):
             return
         if self.heading is not None:
             self.heading.append(data)
+        elif self.code_depth:
+            self.sections[-1]["code"].append(data)
         else:
             self.sections[-1]["text"].append(data)
 
 
 def page_sections(body: str) -> list[dict]:
-    """``[{"id", "heading", "text"}]`` for each section of a rendered page's ``<main>`` (the part before the first
-    heading has id ``""``)."""
+    """``[{"id", "heading", "text", "code"}]`` for each section of a rendered page's ``<main>`` (the part before the
+    first heading has id ``""``): ``text`` is its prose with formulas as readable text, ``code`` its code and
+    printed outputs."""
     start, end = body.find("<main"), body.rfind("</main>")
     parser = _Sections()
     parser.feed(body[start:end] if start >= 0 and end > start else body)
     parser.close()
     sections = []
     for section in parser.sections:
-        text = " ".join(html.unescape("".join(section["text"])).split())
-        if section["heading"] or text:
-            sections.append({"id": section["id"], "heading": section["heading"], "text": text})
+        text = " ".join(plain_text_math(html.unescape("".join(section["text"]))).split())
+        code = " ".join(html.unescape("".join(section["code"])).split())
+        heading = " ".join(plain_text_math(section["heading"]).split())
+        if heading or text or code:
+            sections.append({"id": section["id"], "heading": heading, "text": text, "code": code})
     return sections
 
 
-def page_documents(out: str, title: str, body: str) -> list[dict]:
-    """The search documents of one page (``out`` is its site-relative path, e.g. ``notebooks/02_attention_qkv.html``)."""
+def _excerpt(text: str) -> str:
+    if len(text) <= EXCERPT_CHARS:
+        return text
+    return text[:EXCERPT_CHARS].rsplit(" ", 1)[0] + " …"
+
+
+def page_documents(out: str, title: str, body: str, kind: str = "guide") -> list[dict]:
+    """The search documents of one page (``out`` is its site-relative path, e.g. ``notebooks/02_attention_qkv.html``;
+    ``kind`` one of ``KINDS``): one per section with a heading."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
     documents, seen = [], set()
     for section in page_sections(body):
-        url = f"{out}#{section['id']}" if section["id"] else out
+        if not (section["id"] and section["heading"]):
+            continue  # no heading to name the hit, no anchor to open it at
+        url = f"{out}#{section['id']}"
         key, number = url, 1
         while key in seen:  # two headings with one id: MiniSearch needs distinct document ids
             number += 1
             key = f"{url}~{number}"
         seen.add(key)
-        excerpt = section["text"][:EXCERPT_CHARS].rsplit(" ", 1)[0] if len(section["text"]) > EXCERPT_CHARS else ""
         documents.append(
             {
                 "id": key,
                 "title": title,
-                "heading": section["heading"] or title,
-                "text": section["text"],
+                "heading": section["heading"],
+                "text": " ".join(filter(None, (section["text"], section["code"]))),
                 "url": url,
-                "excerpt": (excerpt + " …") if excerpt else section["text"],
+                "excerpt": _excerpt(section["text"] or section["code"]),
+                "kind": kind,
             }
         )
     return documents

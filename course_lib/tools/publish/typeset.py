@@ -110,3 +110,255 @@ def typeset_page(page: str) -> str:
         position = tag.end()
     pieces.append(typeset_text(page[position:]))
     return "".join(pieces)
+
+
+# --------------------------------------------------------------------------- formulas as plain text (search)
+
+# What a reader sees for a TeX command in plain text (search excerpts): the symbol, or the word itself for operator
+# names (\log, \max, \mathrm{...} keep their letters).
+_SYMBOLS = {
+    "alpha": "α",
+    "beta": "β",
+    "gamma": "γ",
+    "delta": "δ",
+    "epsilon": "ε",
+    "varepsilon": "ε",
+    "zeta": "ζ",
+    "eta": "η",
+    "theta": "θ",
+    "vartheta": "θ",
+    "iota": "ι",
+    "kappa": "κ",
+    "lambda": "λ",
+    "mu": "μ",
+    "nu": "ν",
+    "xi": "ξ",
+    "pi": "π",
+    "rho": "ρ",
+    "sigma": "σ",
+    "tau": "τ",
+    "phi": "φ",
+    "varphi": "φ",
+    "chi": "χ",
+    "psi": "ψ",
+    "omega": "ω",
+    "Gamma": "Γ",
+    "Delta": "Δ",
+    "Theta": "Θ",
+    "Lambda": "Λ",
+    "Pi": "Π",
+    "Sigma": "Σ",
+    "Phi": "Φ",
+    "Psi": "Ψ",
+    "Omega": "Ω",
+    "cdot": "·",
+    "times": "×",
+    "div": "÷",
+    "pm": "±",
+    "mp": "∓",
+    "top": "ᵀ",
+    "intercal": "ᵀ",
+    "le": "≤",
+    "leq": "≤",
+    "ge": "≥",
+    "geq": "≥",
+    "ne": "≠",
+    "neq": "≠",
+    "approx": "≈",
+    "sim": "~",
+    "simeq": "≃",
+    "equiv": "≡",
+    "propto": "∝",
+    "ll": "≪",
+    "gg": "≫",
+    "to": "→",
+    "rightarrow": "→",
+    "leftarrow": "←",
+    "Rightarrow": "⇒",
+    "mapsto": "↦",
+    "infty": "∞",
+    "sum": "Σ",
+    "prod": "∏",
+    "int": "∫",
+    "in": "∈",
+    "notin": "∉",
+    "subset": "⊂",
+    "cup": "∪",
+    "cap": "∩",
+    "forall": "∀",
+    "exists": "∃",
+    "partial": "∂",
+    "nabla": "∇",
+    "ldots": "…",
+    "dots": "…",
+    "cdots": "⋯",
+    "vdots": "⋮",
+    "odot": "⊙",
+    "otimes": "⊗",
+    "oplus": "⊕",
+    "circ": "∘",
+    "mid": "|",
+    "vert": "|",
+    "lVert": "‖",
+    "rVert": "‖",
+    "Vert": "‖",
+    "langle": "⟨",
+    "rangle": "⟩",
+    "lfloor": "⌊",
+    "rfloor": "⌋",
+    "lceil": "⌈",
+    "rceil": "⌉",
+    "ell": "ℓ",
+    "mathbb": "",
+    "lbrace": "{",
+    "rbrace": "}",
+    "quad": " ",
+    "qquad": " ",
+    "prime": "′",
+    "star": "⋆",
+    "ast": "∗",
+    "bullet": "•",
+    "neg": "¬",
+    "land": "∧",
+    "lor": "∨",
+    "emptyset": "∅",
+    "hat": "",
+    "tilde": "",
+    "bar": "",
+    "vec": "",
+    "dot": "",
+    "widehat": "",
+    "overline": "",
+}
+_DROPPED = {
+    "left",
+    "right",
+    "big",
+    "Big",
+    "bigg",
+    "Bigg",
+    "bigl",
+    "bigr",
+    "Bigl",
+    "Bigr",
+    "displaystyle",
+    "textstyle",
+    "limits",
+    "nolimits",
+}  # sizing: nothing to read
+_SPACES = {",": " ", ";": " ", ":": " ", "!": "", " ": " ", "\\": " "}
+_SUPERSCRIPTS = str.maketrans("0123456789+-=()niT", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿⁱᵀ")
+_SUPERSCRIPT_CHARS = set("0123456789+-=()niT")
+_TEX_TOKEN = re.compile(r"\\([A-Za-z]+)|\\(.)|([{}])|(\s+)|(.)", re.S)
+
+
+def _tex_tokens(tex: str) -> list[tuple[str, str]]:
+    tokens = []
+    for command, symbol, brace, space, char in _TEX_TOKEN.findall(tex):
+        if command:
+            tokens.append(("cmd", command))
+        elif symbol:
+            tokens.append(("sym", symbol))
+        elif brace:
+            tokens.append((brace, brace))
+        elif space:
+            tokens.append(("space", " "))
+        else:
+            tokens.append(("char", char))
+    return tokens
+
+
+def _group(tokens: list, position: int) -> tuple[str, int]:
+    """The text of the argument at ``position`` (a braced group or one token) and the position after it."""
+    while position < len(tokens) and tokens[position][0] == "space":
+        position += 1
+    if position >= len(tokens):
+        return "", position
+    if tokens[position][0] == "{":
+        depth, end = 1, position + 1
+        while end < len(tokens) and depth:
+            depth += {"{": 1, "}": -1}.get(tokens[end][0], 0)
+            end += 1
+        return _tex_text(tokens[position + 1 : end - 1]), end
+    return _tex_text(tokens[position : position + 1]), position + 1
+
+
+def _wrapped(text: str) -> str:
+    """``text`` in parentheses when it is more than one symbol or word (``(a + b)/2``, but ``a/b``)."""
+    return text if re.fullmatch(r"[\w.′ᵀ√]+|\(.*\)", text) else f"({text})"
+
+
+def _tex_text(tokens: list) -> str:
+    out: list[str] = []
+    position = 0
+    while position < len(tokens):
+        kind, value = tokens[position]
+        position += 1
+        if kind == "cmd":
+            if value in ("frac", "dfrac", "tfrac"):
+                top, position = _group(tokens, position)
+                bottom, position = _group(tokens, position)
+                out.append(f"{_wrapped(top)}/{_wrapped(bottom)}")
+            elif value == "sqrt":
+                inner, position = _group(tokens, position)
+                out.append("√" + _wrapped(inner))
+            elif value in (
+                "mathrm",
+                "text",
+                "textrm",
+                "textit",
+                "textbf",
+                "mathbf",
+                "mathit",
+                "mathsf",
+                "mathtt",
+                "operatorname",
+                "boldsymbol",
+                "bm",
+                "mathcal",
+                "mathbb",
+                "mbox",
+                "emph",
+            ):
+                inner, position = _group(tokens, position)
+                out.append(inner)
+            elif value in ("hat", "tilde", "bar", "vec", "dot", "widehat", "overline"):
+                inner, position = _group(tokens, position)
+                out.append(inner)
+            elif value in _DROPPED:
+                continue
+            else:
+                out.append(_SYMBOLS.get(value, value))
+        elif kind == "sym":
+            out.append(_SPACES.get(value, value))
+        elif kind in ("{", "}"):
+            if kind == "{":
+                inner, position = _group(tokens, position - 1)
+                out.append(inner)
+        elif kind == "char" and value in "^_":
+            argument, position = _group(tokens, position)
+            if value == "^" and argument and set(argument) <= _SUPERSCRIPT_CHARS:
+                out.append(argument.translate(_SUPERSCRIPTS))
+            elif value == "^" and argument == "ᵀ":
+                out.append("ᵀ")
+            else:
+                out.append(value + (argument if len(argument) <= 1 or argument.isalnum() else f"({argument})"))
+        else:
+            out.append(value)
+    return "".join(out)
+
+
+def tex_to_text(tex: str) -> str:
+    """One formula (TeX, without its dollar signs) as readable plain text: ``\\frac{QK^\\top}{\\sqrt{d_k}}`` →
+    ``(QKᵀ)/√d_k``, ``\\mathrm{softmax}(s)_j`` → ``softmax(s)_j``. No backslash command or brace is left."""
+    text = _tex_text(_tex_tokens(tex))
+    return " ".join(text.replace("{", "").replace("}", "").split())
+
+
+def plain_text_math(text: str) -> str:
+    """Plain text (entities already decoded) with each ``$...$`` / ``$$...$$`` formula as readable text."""
+
+    def replace(match: re.Match) -> str:
+        return tex_to_text(match.group("display") if match.group("display") is not None else match.group("inline"))
+
+    return _MATH.sub(replace, text)

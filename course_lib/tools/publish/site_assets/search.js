@@ -1,7 +1,10 @@
 /* The course website's search box: offline, served or opened from disk (file://).
    On first use it loads _static/search-index.js (a script assigning window.COURSE_SEARCH_INDEX, a MiniSearch index
    built by course_lib/tools/publish/site_search.py: a script, not a fetch, so that file:// works too), then shows the
-   sections of every page that contain all the words typed (the last one may be the start of a word). */
+   sections of every page that contain all the words typed (the last one may be the start of a word).
+   Ranking: MiniSearch's BM25 score, with a match in a section's heading worth more than one in the page's title or
+   text, times the page's kind (KIND_BOOST): the lesson that teaches a word comes before the exercise and the guides
+   that use it. Every hit names its section and opens at it. */
 (function () {
   "use strict";
   var form = document.getElementById("site-search");
@@ -9,12 +12,15 @@
   var input = document.getElementById("site-search-input");
   var panel = document.getElementById("site-search-results");
   var root = form.getAttribute("data-root") || "";
-  var OPTIONS = { fields: ["title", "heading", "text"], storeFields: ["title", "heading", "url", "excerpt"] };
+  var OPTIONS = { fields: ["title", "heading", "text"], storeFields: ["title", "heading", "url", "excerpt", "kind"] };
+  var KIND_BOOST = { lesson: 2.5, exercise: 1, guide: 0.6 };
+  var KIND_LABEL = { lesson: "Lesson", exercise: "Exercise", guide: "Guide" };
   var SEARCH = {
     prefix: function (term, i, terms) { return i === terms.length - 1; },
     fuzzy: function (term) { return term.length > 5 ? 0.15 : false; },
     combineWith: "AND",
-    boost: { heading: 3, title: 1.5 }
+    boost: { heading: 4, title: 1.5 },
+    boostDocument: function (id, term, stored) { return (stored && KIND_BOOST[stored.kind]) || 1; }
   };
   var MAX_RESULTS = 12;
   var index = null;
@@ -56,10 +62,12 @@
       var item = element("li");
       var link = element("a", "search-hit");
       link.href = root + result.url;
-      link.appendChild(element("span", "search-page", result.title));
-      if (result.heading && result.heading !== result.title) {
-        link.appendChild(element("span", "search-heading", result.heading));
-      }
+      var page = element("span", "search-page");
+      if (KIND_LABEL[result.kind]) page.appendChild(element("span", "search-kind search-kind-" + result.kind, KIND_LABEL[result.kind]));
+      page.appendChild(document.createTextNode(result.title));
+      link.appendChild(page);
+      link.appendChild(element("span", "search-heading", result.heading));
+      link.addEventListener("click", function () { panel.hidden = true; });
       item.appendChild(link);
       if (result.excerpt) item.appendChild(element("p", "search-excerpt", result.excerpt));
       list.appendChild(item);
