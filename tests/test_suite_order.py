@@ -28,11 +28,16 @@ class _Item:
         self.nodeid = nodeid
 
 
+class _Config:  # a run without --notebook
+    def getoption(self, name, default=None):
+        return default
+
+
 def test_the_longest_modules_come_first_and_the_rest_keep_their_order():
     names = ["lessons/01_x.ipynb::Cell 0", "tests/test_a.py::test_one", "tests/test_contributing.py::test_walk",
              "tests/test_a.py::test_two", "tests/test_portable.py::test_kernels[default]", "tests/test_b.py::test"]  # fmt: skip
     items = [_Item(name) for name in names]
-    conftest.pytest_collection_modifyitems(None, None, items)
+    conftest.pytest_collection_modifyitems(None, _Config(), items)
     assert [item.nodeid for item in items] == [
         "tests/test_portable.py::test_kernels[default]",
         "tests/test_contributing.py::test_walk",
