@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 MUTATIONS = {
-    "no sqrt(d_k) scaling": ("attention.py", "keys.transpose(-2, -1) / math.sqrt(d_k)", "keys.transpose(-2, -1)"),
+    "no sqrt(d_k) scaling": ("attention.py", "scaled = scores / math.sqrt(d_k)", "scaled = scores"),
     "divide by d_k instead of sqrt(d_k)": ("attention.py", "/ math.sqrt(d_k)", "/ d_k"),
     "softmax without normalising": (
         "attention.py",
@@ -26,8 +26,8 @@ MUTATIONS = {
     ),
     "attention softmax over the query axis": (
         "attention.py",
-        "weights = softmax(scores, dim=-1)",
-        "weights = softmax(scores, dim=-2)",
+        "weights = softmax(masked, dim=-1)",
+        "weights = softmax(masked, dim=-2)",
     ),
     "mask filled with 0 instead of -inf": (
         "attention.py",
@@ -36,8 +36,8 @@ MUTATIONS = {
     ),
     "multi-head mask with the head axis in the wrong place": (
         "multihead.py",
-        "mask = mask[:, None, :, :]  # (batch, 1, seq_q or 1, seq_k)",
-        "mask = mask[:, :, None, :]  # (batch, 1, seq_q or 1, seq_k)",
+        "mask = mask[:, None, :, :]  # (batch, 1, seq_q or 1, seq_k), shared by every head",
+        "mask = mask[:, :, None, :]  # (batch, 1, seq_q or 1, seq_k), shared by every head",
     ),
     "LayerNorm centred once in float32 only": (
         "blocks.py",
