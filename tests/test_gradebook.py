@@ -23,7 +23,7 @@ from course_lib.tools import cli
 from course_lib.tools.classroom import roster
 from course_lib.tools.exercises import build as generate
 from course_lib.tools.grading import gradebook
-from course_lib.tools.grading.grade import GradeReport, Graded
+from course_lib.tools.grading.grade import Graded, GradeReport
 
 ROOT = Path(__file__).resolve().parents[1]
 EXERCISE = "ex02_attention"
