@@ -428,6 +428,23 @@ def register(subparsers) -> None:
     )
     export.set_defaults(handler=_export)
 
+    lecture = actions.add_parser(
+        "lecture",
+        help="write lecture decks: 15-25 large-type slides a lesson (claims, key figures, run-live cells, notes)",
+        description="Write NOTEBOOK.lecture.html for each notebook into --out: a title, and for each section its "
+        "heading and claim, its key figures and its run-live cell, with one speaker note per section from the "
+        "notebook and INSTRUCTORS.md (course_lib/tools/publish/lecture.py). Offline, like the notebook decks.",
+    )
+    lecture.add_argument("notebooks", nargs="*", help="notebooks: paths or numbers like 02 (default: all)")
+    lecture.add_argument("--out", type=Path, default=None, help="folder for the decks (default: slides/)")
+    lecture.add_argument(
+        "--font-size",
+        type=int,
+        default=32,
+        help="text size in px on a 1280x720 slide (28-64; code: 3/4 of it, at least 22)",
+    )
+    lecture.set_defaults(handler=_lecture)
+
     annotate = actions.add_parser(
         "annotate",
         help="set each cell's slide type from the notebook's structure (idempotent)",
@@ -462,6 +479,14 @@ def _export(args) -> int:
         f"Wrote {len(decks)} deck(s) to {folder} in {time.perf_counter() - start:.1f} s. "
         f"Open {folder / 'index.html'} in a browser (S: speaker notes, Esc: overview)."
     )
+    return 0
+
+
+def _lecture(args) -> int:
+    from course_lib.tools.publish.lecture import write_lecture_decks
+
+    written = write_lecture_decks(args.notebooks or None, args.out, font=args.font_size)
+    print(f"Wrote {len(written)} lecture deck(s) to {written[0][0].parent} (S: speaker notes).")
     return 0
 
 
