@@ -197,7 +197,7 @@ def test_the_bundles_makefile_has_no_contributor_targets(learners):
 
 
 def test_through_releases_the_course_up_to_a_notebook(tmp_path):
-    from course_lib.syllabus import COURSE
+    from course_lib._syllabus import COURSE
 
     out = tmp_path / "week2"
     bundle_module.build_bundle(out, echo=None, through="4")

@@ -280,7 +280,7 @@ def learner_makefile(text: str) -> str:
 
 def course_through(through: str | None):
     """The syllabus rows a bundle ships: all, or those up to notebook ``through`` (``--through 04``)."""
-    from course_lib.syllabus import COURSE
+    from course_lib._syllabus import COURSE
 
     if through is None:
         return list(COURSE)
