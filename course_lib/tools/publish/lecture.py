@@ -66,11 +66,19 @@ def _strip_heading(source: str) -> str:
 
 def _first_paragraph(source: str) -> str:
     """The first prose paragraph of a markdown cell (no heading, table, list, code or block quote)."""
-    for block in re.split(r"\n\s*\n", _strip_heading(source)):
-        text = block.strip()
+    return _claim_blocks(source)[0]
+
+
+def _claim_blocks(source: str) -> tuple[str, str]:
+    """The first prose paragraph, and the displayed formula right after it when the paragraph ends with a colon."""
+    blocks = [block.strip() for block in re.split(r"\n\s*\n", _strip_heading(source))]
+    for index, text in enumerate(blocks):
         if text and not text.startswith(("|", "-", "*", "```", ">", "<", "$$", "!", "1.")):
-            return " ".join(text.split())
-    return ""
+            paragraph = " ".join(text.split())
+            after = blocks[index + 1] if index + 1 < len(blocks) else ""
+            formula = after if paragraph.endswith(":") and after.startswith("$$") and after.endswith("$$") else ""
+            return paragraph, formula
+    return "", ""
 
 
 def _claim(text: str, words: int = CLAIM_WORDS) -> str:
@@ -189,15 +197,25 @@ def _note_text(note: str) -> str:
     return re.sub(r"^\*\*Speaker notes[.:]?\*\*\s*", "", note.strip())
 
 
-def _code_block(source: str) -> str:
+def _code_block(source: str, code_size: int = 24) -> str:
+    """The cell's first lines, as many as fit the slide once long lines wrap (at 24 px: 14 lines of 78 characters),
+    and a comment saying how many more the notebook has."""
+    per_line = max(30, int(78 * 24 / code_size))
+    budget = max(6, int(min(CODE_LINES, 14) * 24 / code_size))
     lines = source.rstrip().splitlines()
-    more = len(lines) - CODE_LINES
-    shown = lines[:CODE_LINES] if more > 0 else lines
+    shown, used = [], 0
+    for line in lines:
+        rows = max(1, -(-len(line) // per_line))
+        if used + rows > budget - (1 if len(shown) < len(lines) - 1 else 0):
+            break
+        shown.append(line)
+        used += rows
+    more = len(lines) - len(shown)
     text = "\n".join(shown) + (f"\n# … {more} more line(s) in the notebook" if more > 0 else "")
     return f'<pre class="lecture-code"><code>{html.escape(text)}</code></pre>'
 
 
-def build_slides(notebook, number: str, guide: Path = GUIDE) -> list[Slide]:
+def build_slides(notebook, number: str, guide: Path = GUIDE, font: int = DEFAULT_FONT) -> list[Slide]:
     title, intro, found = sections(notebook)
     live_notes, prompts = guide_notes(number, guide)
     prompts = list(prompts)
@@ -228,7 +246,10 @@ def build_slides(notebook, number: str, guide: Path = GUIDE) -> list[Slide]:
             items = "".join(f"<li>{_markdown(_claim(b.lstrip(' -*'), 22))}</li>" for b in bullets)
             slides.append(Slide(f"<h2>{_inline(heading)}</h2><ul>{items}</ul>", note, "section"))
             continue
-        claim = _claim(" ".join(_first_paragraph(md) for md in section.markdown[:1]))
+        paragraph, formula = _claim_blocks(section.markdown[0]) if section.markdown else ("", "")
+        claim = _claim(paragraph)
+        if formula and claim.endswith(":") and len(claim.split()) < 60:
+            claim += "\n\n" + formula
         outline = "".join(f"<li>{_inline(sub)}</li>" for sub in section.subsections[:4])
         slides.append(
             Slide(
@@ -242,12 +263,23 @@ def build_slides(notebook, number: str, guide: Path = GUIDE) -> list[Slide]:
         for sub, uri in section.figures:
             slides.append(
                 Slide(
-                    f'<h3>{_inline(sub)}</h3><img class="figure" alt="{html.escape(sub)}" src="{uri}">', kind="figure"
+                    f'<h3>{_inline(sub)}</h3><img class="figure" alt="{html.escape(_plain_text(sub))}" src="{uri}">',
+                    kind="figure",
                 )
             )
         if section.live:
-            slides.append(Slide(f"<h3>Run live: {_inline(heading)}</h3>{_code_block(section.live)}", kind="code"))
+            slides.append(
+                Slide(
+                    f"<h3>Run live: {_inline(heading)}</h3>{_code_block(section.live, _code_size(font))}", kind="code"
+                )
+            )
     return slides
+
+
+def _plain_text(text: str) -> str:
+    """A heading as plain words for an image's alt text (TeX commands as words, no $ or braces)."""
+    text = re.sub(r"\\([A-Za-z]+)", r"\1 ", text)
+    return " ".join(re.sub(r"[${}*_`]", " ", text).split())
 
 
 def _inline(text: str) -> str:
@@ -326,7 +358,7 @@ def write_lecture_decks(notebooks=None, out_dir=None, font: int = DEFAULT_FONT, 
         except Exception as exc:
             raise CommandError(f"Could not read {path} as a notebook: {exc}") from None
         number = path.name[:2]
-        slides = build_slides(notebook, number)
+        slides = build_slides(notebook, number, font=font)
         title = sections(notebook)[0] or path.stem
         try:
             text = page(title, slides, font)
