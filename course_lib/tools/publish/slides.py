@@ -441,7 +441,7 @@ def register(subparsers) -> None:
         "--font-size",
         type=int,
         default=32,
-        help="text size in px on a 1280x720 slide (28-64; code: 3/4 of it, at least 22)",
+        help="text size in px on a 1280x720 slide (28-40; code: 3/4 of it, at least 22)",
     )
     lecture.set_defaults(handler=_lecture)
 
