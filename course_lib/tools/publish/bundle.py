@@ -490,9 +490,6 @@ def register(subparsers) -> None:
         help="release the course up to notebook NN (e.g. 04): its lessons and exercises, for a week-by-week term",
     )  # fmt: skip
     parser.set_defaults(handler=_bundle)
-    from course_lib.tools.publish import exam  # `exam`: a paper from the quiz banks, its key kept out of the bundle
-
-    exam.register(subparsers)
 
 
 def _bundle(args) -> int:

@@ -342,26 +342,18 @@ Reveal.initialize({{ width: {WIDTH}, height: {HEIGHT}, margin: 0, minScale: 0.2,
 
 def write_lecture_decks(notebooks=None, out_dir=None, font: int = DEFAULT_FONT, echo=print) -> list[tuple[Path, int]]:
     """Write ``<notebook>.lecture.html`` for each notebook into ``out_dir`` (reveal.js copied to ``_static/``)."""
-    import nbformat
-
-    from course_lib.tools.publish import slides as decks
+    from course_lib.tools.publish import decks
     from course_lib.tools.publish.typeset import TypesetError
 
     if not isinstance(font, int) or isinstance(font, bool) or not MIN_FONT <= font <= MAX_FONT:
         raise CommandError(
             f"--font-size must be a whole number of pixels from {MIN_FONT} to {MAX_FONT}, got {font!r} (every deck was measured to fit at 32 and 40)."
         )
-    paths = [decks._resolve_notebook(name) for name in notebooks] if notebooks else decks.course_notebooks()
-    if not paths:
-        raise CommandError(f"No notebooks found in {decks.default_notebooks_dir()}.")
-    out_dir = decks._check_out_dir(Path(out_dir) if out_dir else decks.default_out_dir())
-    decks._copy_static(out_dir)
+    paths = decks.chosen_notebooks(notebooks)
+    out_dir = decks.deck_folder(out_dir)
     written = []
     for path in paths:
-        try:
-            notebook = nbformat.read(path, as_version=4)
-        except Exception as exc:
-            raise CommandError(f"Could not read {path} as a notebook: {exc}") from None
+        notebook = decks.read_notebook(path)
         number = path.name[:2]
         slides = build_slides(notebook, number, font=font)
         title = sections(notebook)[0] or path.stem
