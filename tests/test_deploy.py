@@ -3,9 +3,9 @@
 - deploy/jupyterhub_config.py loads in both spawner modes, and every setting it makes is a real trait of the class
   it configures (a misspelt trait is silently ignored by JupyterHub: this test is what catches it).
 - deploy/z2jh/values.yaml only names keys of the Zero to JupyterHub chart, with the chart's types: checked against
-  the key list in deploy/z2jh/chart-keys.yaml, which was read off the chart's values.schema.yaml; with
-  ``Z2JH_CHART=<folder with the chart's values.yaml and values.schema.yaml>`` the values are also merged into the
-  chart's defaults and validated against the full schema, as helm does.
+  the key list in deploy/z2jh/chart-keys.yaml, which was read off the chart's values.schema.yaml; and merged into the
+  pinned chart's defaults and validated against its full schema, as helm does, with the copies of both kept in
+  deploy/z2jh/chart-4.4.0/ (``Z2JH_CHART=<another chart's jupyterhub/ folder>`` checks against another version).
 - deploy/z2jh/Dockerfile is well formed, copies only files that exist, installs CPU torch at the pinned version (with
   the install script `make install` uses) and culls kernels like the one-machine hub.
 - The numbers agree: limits and culling times are the same in the one-machine hub and on Kubernetes.
@@ -133,17 +133,38 @@ def test_z2jh_values_name_only_chart_keys_with_the_charts_types():
         assert section[0].isupper(), "hub.config keys are class names"
 
 
-@pytest.mark.skipif(
-    not os.environ.get("Z2JH_CHART"), reason="set Z2JH_CHART to a chart folder to validate against its full schema"
-)
-def test_z2jh_values_validate_against_the_charts_schema():
-    jsonschema = pytest.importorskip("jsonschema")
-    chart = Path(os.environ["Z2JH_CHART"])
+CHART = Z2JH / "chart-4.4.0"  # the pinned chart's values.schema.yaml and values.yaml, copied (its README.md)
+
+
+def chart_errors(values: dict, chart: Path = CHART) -> list[str]:
+    """What helm's check would say: the values merged into the chart's defaults, validated against its schema."""
+    import jsonschema
+
     schema = yaml.safe_load((chart / "values.schema.yaml").read_text())
-    merged = merge(
-        yaml.safe_load((chart / "values.yaml").read_text()), yaml.safe_load((Z2JH / "values.yaml").read_text())
-    )
-    jsonschema.validate(merged, schema)
+    merged = merge(yaml.safe_load((chart / "values.yaml").read_text()), values)
+    validator = jsonschema.Draft7Validator(schema)
+    return [f"{'.'.join(map(str, error.absolute_path))}: {error.message}" for error in validator.iter_errors(merged)]
+
+
+def test_z2jh_values_validate_against_the_stored_chart_schema():
+    pins = yaml.safe_load((Z2JH / "chart-keys.yaml").read_text())
+    assert CHART.name == f"chart-{pins['chart_version']}", "the stored schema is the pinned chart version's"
+    assert f"blob/{pins['chart_version']}/jupyterhub/values.schema.yaml" in (CHART / "README.md").read_text()
+    values = yaml.safe_load((Z2JH / "values.yaml").read_text())
+    assert chart_errors(values) == []
+    # the schema does catch what a typo would do: an unknown key, a wrong type
+    typo = merge(values, {"proxy": {"https": {"enabeld": True}}})
+    assert any("enabeld" in error for error in chart_errors(typo)), chart_errors(typo)
+    wrong = merge(values, {"cull": {"timeout": "one hour"}})
+    assert any(error.startswith("cull.timeout") for error in chart_errors(wrong)), chart_errors(wrong)
+
+
+@pytest.mark.skipif(
+    not os.environ.get("Z2JH_CHART"), reason="set Z2JH_CHART to another chart folder to validate against its schema"
+)
+def test_z2jh_values_validate_against_another_charts_schema():
+    """Before pinning a new chart version: Z2JH_CHART=<its jupyterhub/ folder> runs the same check against it."""
+    assert chart_errors(yaml.safe_load((Z2JH / "values.yaml").read_text()), Path(os.environ["Z2JH_CHART"])) == []
 
 
 def merge(defaults: dict, override: dict) -> dict:
