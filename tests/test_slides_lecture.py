@@ -66,3 +66,29 @@ def test_font_size_option(tmp_path, capsys):
     assert main(["slides", "lecture", "02", "--out", str(tmp_path / "c"), "--font-size", "12"]) == 2
     assert "--font-size" in capsys.readouterr().err
     assert {row.number for row in COURSE} == set(NOTEBOOKS)
+
+
+@pytest.mark.parametrize("number", sorted(NOTEBOOKS))
+def test_no_claim_announces_what_the_slide_does_not_show(number):
+    """A claim ending in a colon ("In attention's vocabulary:") shows what it announces (the formula, list, table or
+    line after it in the notebook), or else ends at the sentence before; it never leads into the subsection outline."""
+    notebook = nbformat.read(NOTEBOOKS[number], as_version=4)
+    for slide in lecture.build_slides(notebook, number):
+        claim = re.search(r'<div class="claim">(.*?)</div>', slide.html, re.S)
+        if slide.kind != "section" or not claim:
+            continue
+        blocks = re.findall(r"<(p|ul|ol|table)\b", claim.group(1))
+        text = re.sub(r"<[^>]+>", "", claim.group(1)).strip()
+        assert not text.endswith(":"), f"{number}: the claim ends in a colon with nothing after it: {text[-80:]!r}"
+        if re.search(r":</p>\s*$", claim.group(1)) or (blocks and blocks[-1] != "p"):
+            assert 'class="outline"' not in slide.html, f"{number}: the outline would read as what the colon announces"
+
+
+def test_a_claim_shows_the_table_it_announces():
+    notebook = nbformat.read(NOTEBOOKS["02"], as_version=4)
+    first = next(s for s in lecture.build_slides(notebook, "02") if s.kind == "section")
+    assert (
+        "In attention's vocabulary:" in first.html
+        and "<table>" in first.html
+        and "<strong>query</strong>" in first.html
+    )

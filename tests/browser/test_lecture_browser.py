@@ -2,11 +2,12 @@
 
 Writes the lecture decks of a lesson and a knowledge check into a temporary folder and opens each from ``file://`` in
 a 1,280×720 page (the deck's own size, so reveal.js's scale is 1), refusing every request that would leave the
-machine. On every slide, in turn: the computed font size of every text element (paragraphs, list items, the claim)
-is at least 28 px and of every code element at least 22 px, multiplied by reveal.js's scale; nothing reaches past
+machine. On every slide, in turn: the computed font size of every text element (paragraphs, list items, table
+cells, formulas, the claim) is at least 28 px and of every code element at least 22 px, multiplied by reveal.js's scale; nothing reaches past
 the slide's bottom or right edge; each section slide carries a speaker note. Notebook 02's deck has 15-25 slides.
 Screenshots of a section slide, a figure slide and a code slide go to test-output/lecture/ (gitignored).
-LECTURE_DECKS="01 02 ... 11" measures other decks (default: 02 and the knowledge check 07); all eleven passed.
+LECTURE_DECKS="01 02 ... 11" measures other decks (default: 02 and the knowledge check 07), LECTURE_FONT=40 at
+another --font-size; all eleven passed at 32 and at 40.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from course_lib.tools.publish import lecture
 pytestmark = pytest.mark.browser
 OUTPUT = Path(__file__).resolve().parents[2] / "test-output" / "lecture"
 DECKS = __import__("os").environ.get("LECTURE_DECKS", "02 07").split()
+FONT = int(__import__("os").environ.get("LECTURE_FONT", lecture.DEFAULT_FONT))
 LOCAL = ("file:", "data:", "about:", "blob:")
 
 MEASURE = """
@@ -34,13 +36,13 @@ async () => {
         const scale = Reveal.getScale();
         const box = slide.getBoundingClientRect();
         const small = [], over = [];
-        for (const el of slide.querySelectorAll('p, li, .claim, pre code, h1, h2, h3, img, math')) {
+        for (const el of slide.querySelectorAll('p, li, td, th, .claim, pre code, h1, h2, h3, img, math')) {
             if (el.closest('aside.notes')) continue;
             const r = el.getBoundingClientRect();
             if (r.bottom > box.top + 720 * scale + 1 || r.right > box.left + 1280 * scale + 1) {
                 over.push(el.tagName + ': ' + (el.textContent || el.alt || '').slice(0, 50));
             }
-            if (el.tagName === 'IMG' || el.tagName === 'math' || el.tagName === 'MATH') continue;
+            if (el.tagName === 'IMG') continue;
             const size = parseFloat(getComputedStyle(el).fontSize) * scale;
             const isCode = el.matches('pre code');
             const minimum = isCode ? 22 : 28;
@@ -57,7 +59,7 @@ async () => {
 @pytest.fixture(scope="module")
 def lecture_facts(browser, tmp_path_factory):
     out = tmp_path_factory.mktemp("lecture")
-    written = lecture.write_lecture_decks(DECKS, out, echo=None)
+    written = lecture.write_lecture_decks(DECKS, out, font=FONT, echo=None)
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     facts = {}
     OUTPUT.mkdir(parents=True, exist_ok=True)

@@ -7,8 +7,9 @@ The notebook decks (``slides export``) show every cell; a lecture deck shows wha
 from the notebook (one source, nothing written twice):
 
 - a title slide (the notebook's ``# `` title and its first paragraph);
-- for each numbered ``## `` section: a slide with its heading, its **claim** (the section's first sentences) and its
-  subsections as an outline; a slide for each **key figure** (the first figure of each subsection that has one);
+- for each numbered ``## `` section: a slide with its heading, its **claim** (the section's first sentences; when
+  they end in a colon, the formula, list, table or line they announce, else they stop at the sentence before) and
+  its subsections as an outline; a slide for each **key figure** (the first figure of each subsection that has one);
   and the section's **run-live cell** (the code that draws its first figure, or else its first short code cell with
   an output) to run in the notebook while the deck shows it;
 - one slide each for the summary, the quiz and the exercise.
@@ -72,15 +73,45 @@ def _first_paragraph(source: str) -> str:
 
 
 def _claim_blocks(source: str) -> tuple[str, str]:
-    """The first prose paragraph, and the displayed formula right after it when the paragraph ends with a colon."""
+    """The first prose paragraph, and the block right after it when the paragraph ends with a colon (what the colon
+    announces: a formula, a list, a table or a line)."""
     blocks = [block.strip() for block in re.split(r"\n\s*\n", _strip_heading(source))]
     for index, text in enumerate(blocks):
         if text and not text.startswith(("|", "-", "*", "```", ">", "<", "$$", "!", "1.")):
             paragraph = " ".join(text.split())
-            after = blocks[index + 1] if index + 1 < len(blocks) else ""
-            formula = after if paragraph.endswith(":") and after.startswith("$$") and after.endswith("$$") else ""
-            return paragraph, formula
+            after = blocks[index + 1] if index + 1 < len(blocks) and paragraph.endswith(":") else ""
+            return paragraph, after
     return "", ""
+
+
+LIST_ITEM = re.compile(r"^(?:[-*]|\d+\.)\s+", re.M)
+ANNOUNCED_ITEM_WORDS = 14  # a list item the claim announces, cut to its first words
+ANNOUNCED_TABLE_ROWS = 5
+
+
+def _announced(after: str, claim: str) -> str:
+    """Markdown for what a claim ending in a colon announces, short enough for the slide; "" when it is too long
+    (the claim then ends at its last sentence before the colon)."""
+    words = len(claim.split())
+    if after.startswith("$$") and after.endswith("$$"):
+        return after if words < 60 else ""
+    if LIST_ITEM.match(after):
+        items = [" ".join(item.split()) for item in LIST_ITEM.split(after) if item.strip()]
+        if words >= 50 or len(items) > 4:
+            return ""
+        return "\n".join(f"- {_claim(item, ANNOUNCED_ITEM_WORDS)}" for item in items)
+    if after.startswith("|"):
+        rows = after.splitlines()
+        return after if words < 40 and len(rows) <= ANNOUNCED_TABLE_ROWS + 2 else ""
+    if after and "\n" not in after and len(after) <= 80 and not after.startswith(("```", "<", "!", ">")):
+        return f"`{after}`" if "`" not in after else after
+    return ""
+
+
+def _without_dangling_colon(claim: str) -> str:
+    """A claim whose last sentence announces something not shown ends at the sentence before it."""
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z$*(])", claim)
+    return " ".join(sentences[:-1]) if len(sentences) > 1 else claim[:-1].rstrip() + "."
 
 
 def _claim(text: str, words: int = CLAIM_WORDS) -> str:
@@ -249,16 +280,23 @@ def build_slides(notebook, number: str, guide: Path = GUIDE, font: int = DEFAULT
             items = "".join(f"<li>{_markdown(_claim(text, 22))}</li>" for text in texts)
             slides.append(Slide(f"<h2>{_inline(heading)}</h2><ul>{items}</ul>", note, "section"))
             continue
-        paragraph, formula = _claim_blocks(section.markdown[0]) if section.markdown else ("", "")
+        paragraph, after = _claim_blocks(section.markdown[0]) if section.markdown else ("", "")
         claim = _claim(paragraph)
-        if formula and claim.endswith(":") and len(claim.split()) < 60:
-            claim += "\n\n" + formula
+        announced = _announced(after, claim) if claim.endswith(":") else ""
+        if announced:
+            claim += "\n\n" + announced
+        elif claim.endswith(":"):
+            claim = _without_dangling_colon(claim)
         outline = "".join(f"<li>{_inline(sub)}</li>" for sub in section.subsections[:4])
         slides.append(
             Slide(
                 f"<h2>{_inline(heading)}</h2>"
                 + (f'<div class="claim">{_markdown(claim)}</div>' if claim else "")
-                + (f'<ul class="outline">{outline}</ul>' if outline and len(claim.split()) < 35 else ""),
+                + (
+                    f'<ul class="outline">{outline}</ul>'
+                    if outline and not announced and len(claim.split()) < 35
+                    else ""
+                ),
                 note,
                 "section",
             )
