@@ -344,3 +344,41 @@ def test_kubernetes_is_https_with_a_pinned_chart():
     assert pins["app_version"] in SpecifierSet(spec), (
         f"jupyterhub{spec} in the image, the chart's hub runs {pins['app_version']}"
     )
+
+
+def _docker_daemon() -> bool:
+    import shutil
+    import subprocess
+
+    if not shutil.which("docker"):
+        return False
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _docker_daemon(), reason="no Docker daemon answers here: the image builds where one runs")
+def test_the_single_user_image_builds_and_runs_the_course():
+    """Where Docker runs: the image builds from the repository root as deploy/README.md says (its build ends with
+    `python -m course_lib doctor`), and its JupyterHub is the pinned chart's major version."""
+    import subprocess
+
+    tag = "transformers-course-test:deploy-check"
+    build = subprocess.run(
+        ["docker", "build", "-f", str(Z2JH / "Dockerfile"), "-t", tag, str(ROOT)],
+        capture_output=True, text=True, timeout=3600,
+    )  # fmt: skip
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    try:
+        run = subprocess.run(
+            ["docker", "run", "--rm", tag, "python", "-c",
+             "import jupyterhub, course_lib; print(jupyterhub.__version__); from course_lib import attention"],
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr[-3000:]
+        pins = yaml.safe_load((Z2JH / "chart-keys.yaml").read_text())
+        assert run.stdout.split(".")[0] == pins["app_version"].split(".")[0], run.stdout
+    finally:
+        subprocess.run(["docker", "image", "rm", "-f", tag], capture_output=True, timeout=120)
