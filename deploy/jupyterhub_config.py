@@ -26,8 +26,24 @@ def seconds(name: str, default: int) -> int:
 
 
 # --- where the hub listens and keeps its state --------------------------------------------------------------------
-# Loopback by default: put a TLS reverse proxy (nginx, Caddy) in front, or set COURSE_HUB_BIND_URL.
-c.JupyterHub.bind_url = setting("COURSE_HUB_BIND_URL", "http://127.0.0.1:8000")
+# Loopback by default (a TLS reverse proxy in front). HTTPS by the hub itself: COURSE_HUB_SSL_CERT and
+# COURSE_HUB_SSL_KEY (e.g. Let's Encrypt's fullchain.pem and privkey.pem) and COURSE_HUB_BIND_URL=https://0.0.0.0:443.
+ssl_cert, ssl_key = setting("COURSE_HUB_SSL_CERT", ""), setting("COURSE_HUB_SSL_KEY", "")
+if bool(ssl_cert) != bool(ssl_key):
+    raise ValueError(
+        "COURSE_HUB_SSL_CERT and COURSE_HUB_SSL_KEY go together: set both (certificate and key) or neither"
+    )
+if ssl_cert:
+    for name, path in (("COURSE_HUB_SSL_CERT", ssl_cert), ("COURSE_HUB_SSL_KEY", ssl_key)):
+        if not Path(path).is_file():
+            raise ValueError(f"{name}={path}: no such file (for Let's Encrypt: certbot certonly, deploy/README.md)")
+    c.JupyterHub.ssl_cert, c.JupyterHub.ssl_key = ssl_cert, ssl_key
+bind_url = setting("COURSE_HUB_BIND_URL", "https://0.0.0.0:443" if ssl_cert else "http://127.0.0.1:8000")
+if ssl_cert and not bind_url.startswith("https://"):
+    raise ValueError(f"COURSE_HUB_BIND_URL={bind_url} with a certificate: use an https:// address")
+if bind_url.startswith("https://") and not ssl_cert:
+    raise ValueError(f"COURSE_HUB_BIND_URL={bind_url} needs COURSE_HUB_SSL_CERT and COURSE_HUB_SSL_KEY")
+c.JupyterHub.bind_url = bind_url
 c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = seconds("COURSE_HUB_API_PORT", 8081)
 state = Path(setting("COURSE_HUB_STATE_DIR", "/srv/jupyterhub"))

@@ -32,6 +32,7 @@ NOTEBOOK_READING_TESTS = [
     "tests/test_quiz_widgets.py",
     "tests/test_slides_fit.py",
     "tests/test_learning_record.py",
+    "tests/test_roster_view.py",
     "tests/test_evidence.py",
     "tests/test_parts.py",
     "tests/test_predict_review.py",

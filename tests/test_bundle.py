@@ -2,6 +2,7 @@
 bad `--out` values are refused with a clear message (nothing written, nothing overwritten)."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -179,3 +180,33 @@ def test_a_bundle_under_the_ignored_build_folder_is_allowed(tmp_path, monkeypatc
     )
     with pytest.raises(bundle_module.BundleError, match="inside the course folder"):
         bundle_module.check_out_dir(course / "docs" / "learners", course)
+
+
+def test_the_bundles_makefile_has_no_contributor_targets(learners):
+    import shutil
+    import subprocess
+
+    text = (learners / "Makefile").read_text()
+    for target in ("test", "test-fast", "test-notebook", "lint", "format", "benchmark", "hub-proxy", "install-dev"):
+        assert not re.search(rf"^{re.escape(target)}:", text, re.M), f"make {target} ships in the learner bundle"
+    if shutil.which("make"):
+        lab = subprocess.run(["make", "-n", "lab"], cwd=learners, capture_output=True, text=True)
+        assert lab.returncode == 0 and "jupyter lab" in lab.stdout, lab.stderr
+        test = subprocess.run(["make", "-n", "test"], cwd=learners, capture_output=True, text=True)
+        assert test.returncode != 0 and "No rule" in test.stderr
+
+
+def test_through_releases_the_course_up_to_a_notebook(tmp_path):
+    from course_lib._syllabus import COURSE
+
+    out = tmp_path / "week2"
+    bundle_module.build_bundle(out, echo=None, through="4")
+    early = [row for row in COURSE if row.number <= "04"]
+    assert sorted(p.name for p in (out / "notebooks").glob("*.ipynb")) == sorted(row.file for row in early)
+    expected = sorted(f"{row.exercise}.ipynb" for row in early if row.exercise)
+    assert sorted(p.name for p in (out / "exercises").glob("*.ipynb")) == expected
+    assert sorted(p.name for p in (out / "exercises" / "pristine").glob("*.ipynb")) == expected
+    readme = (out / "README.md").read_text()
+    assert "notebooks/04_" in readme and "notebooks/05_" not in readme
+    with pytest.raises(bundle_module.BundleError, match="not a notebook number"):
+        bundle_module.build_bundle(tmp_path / "bad", echo=None, through="99")

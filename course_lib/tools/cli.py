@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "course_lib.tools.quiz",
     "course_lib.tools.publish.slides",
     "course_lib.tools.publish.bundle",
+    "course_lib.tools.publish.exam",
     "course_lib.tools.classroom.progress",
     "course_lib.tools.classroom.review",
     "course_lib.tools.classroom.misconceptions",

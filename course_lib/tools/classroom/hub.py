@@ -49,6 +49,19 @@ def register(subparsers) -> None:
         "--open", default="", help="a file to open after the pull, e.g. notebooks/01_why_rnns_struggle.ipynb"
     )
     link.set_defaults(handler=_link)
+    accounts = actions.add_parser(
+        "accounts",
+        help="create the learners' accounts on a one-machine hub from a CSV roster (as root)",
+        description="For every student of the roster (student_id,name,section,email): a Linux account with a "
+        "private home (as the hub's own add_user_cmd makes them) and a generated password, written to a CSV "
+        "only root can read; the roster's logins go to a learners file for COURSE_HUB_LEARNERS. Existing "
+        "accounts are kept as they are (no new password). --dry-run prints the commands and changes nothing.",
+    )
+    accounts.add_argument("roster", type=Path, help="the class roster CSV (deploy/roster.example.csv)")
+    accounts.add_argument("--passwords", type=Path, required=True, help="new CSV: student_id,name,email,password")
+    accounts.add_argument("--learners-file", type=Path, required=True, help="file of logins for COURSE_HUB_LEARNERS")
+    accounts.add_argument("--dry-run", action="store_true", help="print what would be done; change nothing")
+    accounts.set_defaults(handler=_accounts)
 
 
 def register_collect(actions) -> None:
@@ -210,3 +223,68 @@ def _collect(args) -> int:
         f"python -m course_lib misconceptions {args.out} --out debrief/"
     )
     return 0 if notebooks else 1
+
+
+# The same command the hub runs when an admin adds a learner (deploy/jupyterhub_config.py, add_user_cmd).
+USERADD = ["useradd", "--create-home", "--shell", "/bin/bash", "-K", "HOME_MODE=0700"]
+
+
+def account_plan(students, exists) -> list[tuple[str, list[str] | None]]:
+    """(login, the useradd command, or None for an account that exists already) for every student."""
+    return [(s.student_id, None if exists(s.student_id) else [*USERADD, s.student_id]) for s in students]
+
+
+def _accounts(args) -> int:
+    import csv
+    import pwd
+    import secrets
+    import subprocess
+
+    from course_lib.tools.classroom import roster
+
+    students = roster.read(args.roster)
+
+    def exists(login: str) -> bool:
+        try:
+            pwd.getpwnam(login)
+            return True
+        except KeyError:
+            return False
+
+    for path in (args.passwords, args.learners_file):
+        if path.exists():
+            raise CommandError(f"{path} exists already: choose a new file (nothing is ever overwritten).")
+    plan = account_plan(students, exists)
+    if args.dry_run:
+        for login, command in plan:
+            print(
+                " ".join(command) + f" && echo '{login}:<generated>' | chpasswd"
+                if command
+                else f"# {login}: exists, kept"
+            )
+        print(f"# would write {len(plan)} logins to {args.learners_file} and new passwords to {args.passwords}")
+        return 0
+    if os.geteuid() != 0:
+        raise CommandError("Creating accounts needs root: run it with sudo (or try --dry-run first).")
+    rows = []
+    for student, (login, command) in zip(students, plan):
+        if command is None:
+            print(f"{login}: exists, kept (password unchanged)")
+            continue
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise CommandError(f"useradd {login} failed: {done.stderr.strip() or done.returncode}")
+        password = secrets.token_urlsafe(9)
+        done = subprocess.run(["chpasswd"], input=f"{login}:{password}\n", capture_output=True, text=True)
+        if done.returncode != 0:
+            raise CommandError(f"chpasswd for {login} failed: {done.stderr.strip() or done.returncode}")
+        rows.append([student.student_id, student.name, student.email, password])
+        print(f"{login}: created")
+    descriptor = os.open(args.passwords, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["student_id", "name", "email", "password"])
+        writer.writerows(rows)
+    args.learners_file.write_text("".join(f"{s.student_id}\n" for s in students), encoding="utf-8")
+    print(f"Wrote {args.passwords} (mode 600: hand each learner their line) and {args.learners_file}.")
+    return 0

@@ -33,6 +33,11 @@ def register(subparsers) -> None:
         "submissions", type=Path, help="one folder per learner with learning-record.jsonl, or <learner>.jsonl files"
     )
     parser.add_argument("--out", type=Path, required=True, help="folder for misconceptions.md and misconceptions.csv")
+    parser.add_argument(
+        "--roster", type=Path, default=None,
+        help="instructors only: the class roster CSV (student_id,name,section,email); also writes roster.md and "
+        "roster.csv, who completed what and who never answered, by name (keep them out of anything you share)",
+    )  # fmt: skip
     parser.set_defaults(handler=_run)
 
 
@@ -57,7 +62,12 @@ def _run(args) -> int:
     from course_lib.tools.classroom.learning import checkpoint_report, class_report
 
     files = find_records(args.submissions)
-    if not files:
+    students = None
+    if getattr(args, "roster", None) is not None:
+        from course_lib.tools.classroom import roster as roster_file
+
+        students = roster_file.read(args.roster)
+    if not files and students is None:
         raise CommandError(f"No learning records in {args.submissions} (expected <learner>/{record.FILENAME}).")
     out = args.out
     if out.resolve() == args.submissions.resolve() or args.submissions.resolve() in out.resolve().parents:
@@ -78,6 +88,13 @@ def _run(args) -> int:
         markdown(questions, checks, len(records), skipped, predictions), encoding="utf-8"
     )
     write_csv(out / "misconceptions.csv", questions, checks, predictions)
+    if students is not None:
+        rows = roster_rows(students, records)
+        (out / "roster.md").write_text(roster_markdown(rows), encoding="utf-8")
+        write_roster_csv(out / "roster.csv", rows)
+        never = sum(1 for row in rows if row.never_answered)
+        print(f"Roster: {len(rows)} students, {never} never answered a question. Wrote {out / 'roster.md'} and "
+              f"{out / 'roster.csv'} (instructors only: they name students).")  # fmt: skip
     print(
         f"{len(records)} learners, {len(questions)} questions answered, {len(checks)} checks run. "
         f"Wrote {out / 'misconceptions.md'} and {out / 'misconceptions.csv'}."
@@ -217,3 +234,100 @@ def write_csv(path: Path, questions, checks, predictions=()) -> None:
             for letter, text, n in p.choices:
                 share = f"{n / p.learners:.3f}" if p.learners else ""
                 writer.writerow(["prediction", p.checkpoint, "", p.learners, p.right, letter, n, share, text])
+
+
+# --------------------------------------------------------------------------- the roster view (instructors only)
+
+
+class RosterRow:
+    """One student: per quiz the questions answered (of the bank), per exercise the checks passed (of its checks)."""
+
+    def __init__(self, student, summary, has_record: bool):
+        self.student = student
+        self.has_record = has_record
+        self.quizzes = {q.quiz: (q.answered, q.total) for q in summary.quizzes} if summary else {}
+        self.exercises = {e.name: (len(e.passed), len(e.checks)) for e in summary.exercises} if summary else {}
+
+    @property
+    def never_answered(self) -> bool:
+        return not any(answered for answered, _ in self.quizzes.values())
+
+    @property
+    def quizzes_done(self) -> list[str]:
+        return [quiz for quiz, (answered, total) in self.quizzes.items() if total and answered == total]
+
+    @property
+    def exercises_done(self) -> list[str]:
+        return [name for name, (passed, total) in self.exercises.items() if total and passed == total]
+
+
+def roster_rows(students, records: dict[str, list[dict]]) -> list[RosterRow]:
+    """Every student of the roster, in roster order, with what their record shows (nothing when they have none);
+    then the records of learners the roster does not list, so no one is silently dropped."""
+    from course_lib.tools.classroom.learning import summarize
+    from course_lib.tools.classroom.roster import Student
+
+    listed = {s.student_id for s in students}
+    everyone = list(students) + [Student(name) for name in sorted(records) if name not in listed]
+    return [
+        RosterRow(s, summarize(records[s.student_id]) if s.student_id in records else None, s.student_id in records)
+        for s in everyone
+    ]
+
+
+def roster_markdown(rows: list[RosterRow]) -> str:
+    never = [row for row in rows if row.never_answered]
+    share = len(never) / len(rows) if rows else 0.0
+    quizzes = sorted({quiz for row in rows for quiz in row.quizzes})
+    exercises = sorted({name for row in rows for name in row.exercises})
+    lines = [
+        "# Class roster: who did what",
+        "",
+        "> **Instructors only.** This page names students; the class report (misconceptions.md) does not. Do not "
+        "share it.",
+        "",
+        f"{len(rows)} students; **{len(never)} ({share:.0%}) never answered a quiz question**"
+        + (": " + ", ".join(_one_line(r.student.display, 40) for r in never) if never else "")
+        + ". A quiz is *done* when every question of its bank was answered, an exercise when every check passed.",
+        "",
+        "| student | section | record | quizzes done | exercises done | questions answered |",
+        "|---|---|---|---|---|---:|",
+    ]
+    for row in rows:
+        answered = sum(a for a, _ in row.quizzes.values())
+        total = sum(t for _, t in row.quizzes.values())
+        lines.append(
+            f"| {_one_line(row.student.display, 40)} ({_one_line(row.student.student_id, 32)}) | "
+            f"{_one_line(row.student.section, 20) or '–'} | {'yes' if row.has_record else '**none**'} | "
+            f"{', '.join(q for q in quizzes if q in row.quizzes_done) or '–'} | "
+            f"{', '.join(e.split('_')[0] for e in exercises if e in row.exercises_done) or '–'} | "
+            f"{answered} of {total} |"
+            if row.has_record
+            else f"| {_one_line(row.student.display, 40)} ({_one_line(row.student.student_id, 32)}) | "
+            f"{_one_line(row.student.section, 20) or '–'} | **none** | – | – | 0 |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_roster_csv(path: Path, rows: list[RosterRow]) -> None:
+    quizzes = sorted({quiz for row in rows for quiz in row.quizzes})
+    exercises = sorted({name for row in rows for name in row.exercises})
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(
+            ["student_id", "name", "section", "has_record", "never_answered"]
+            + [f"quiz {q} answered" for q in quizzes]
+            + [f"{e} checks passed" for e in exercises]
+        )
+        for row in rows:
+            writer.writerow(
+                [_safe(row.student.student_id), _safe(row.student.name), _safe(row.student.section),
+                 int(row.has_record), int(row.never_answered)]
+                + [row.quizzes.get(q, (0, 0))[0] for q in quizzes]
+                + [row.exercises.get(e, (0, 0))[0] for e in exercises]
+            )  # fmt: skip
+
+
+def _safe(text: str) -> str:
+    """A CSV field a spreadsheet will not run as a formula."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text

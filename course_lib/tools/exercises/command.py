@@ -83,6 +83,16 @@ def register(subparsers) -> None:
     grade.add_argument(
         "--jobs", type=int, default=None, help="notebooks graded at the same time (default: one per CPU core)"
     )
+    grade.add_argument(
+        "--gradebook", metavar="CONFIG", default=None,
+        help="also write marks with partial credit: feedback/<student>.md and .html, canvas.csv and moodle.csv, "
+        "with the points per exercise of CONFIG (a YAML file; 'default' for the course's gradebook.yaml)",
+    )  # fmt: skip
+    grade.add_argument(
+        "--roster", metavar="CSV", default=None,
+        help="with --gradebook: the class roster (student_id,name,section,email) for names, sections and "
+        "students who submitted nothing",
+    )  # fmt: skip
     grade.set_defaults(handler=_grade)
 
     from course_lib.tools.classroom.hub import register_collect  # exercises collect: from the home folders of a hub
@@ -155,10 +165,24 @@ def _grade(args) -> int:
     _check_run_options(args)
     from course_lib.tools.grading import grade as grading
 
-    grading.grade(
+    config = students = None
+    if args.roster and not args.gradebook:
+        from course_lib.tools.exercises.files import ExerciseToolError
+
+        raise ExerciseToolError("--roster goes with --gradebook (pass --gradebook default for the course's weights).")
+    if args.gradebook:  # read both before grading: a typo should not cost a class's grading run
+        from course_lib.tools.classroom import roster
+        from course_lib.tools.grading import gradebook
+
+        config = gradebook.load_config(None if args.gradebook == "default" else Path(args.gradebook))
+        students = roster.read(Path(args.roster)) if args.roster else None
+    report = grading.grade(
         Path(args.submissions), Path(args.out), timeout=args.timeout, jobs=args.jobs, exercises=args.exercise,
         require_sandbox=args.require_sandbox,
     )  # fmt: skip
+    if config is not None:
+        written = gradebook.write(report, Path(args.out), config, students)
+        print(f"Wrote {len(written) - 2} feedback files into {Path(args.out) / 'feedback'}, canvas.csv and moodle.csv.")
     return 0
 
 

@@ -237,8 +237,65 @@ def check_out_dir(out: Path | str, course_root: Path = ROOT) -> Path:
 # --------------------------------------------------------------------------- build
 
 
-def build_bundle(out: Path | str, course_root: Path = ROOT, echo=print) -> Bundle:
-    """Write the learner-only bundle into ``out`` (see the module docstring). Returns what was written."""
+LEARNER_TARGETS = (
+    "$(BIN)/python",
+    "$(VENV)/.course-installed",
+    "install",
+    "doctor",
+    "lab",
+    "slides",
+    "site",
+    "clean-venv",
+)
+
+
+def learner_makefile(text: str) -> str:
+    """The repository's Makefile without its contributor targets (tests, lint, format, benchmark, the hub proxy):
+    its variables up to ``.PHONY`` and the rules of ``LEARNER_TARGETS``, as written there."""
+    lines = text.splitlines()
+    head = [
+        "# The learners' Makefile (written by `python -m course_lib bundle` from the course's own):",
+        "#   make lab      create .venv if missing, install the course, open JupyterLab on 127.0.0.1",
+        "#   make doctor   check the installation;  make slides / make site: the notebooks as decks / a website",
+    ]
+    phony = next(i for i, line in enumerate(lines) if line.startswith(".PHONY"))
+    for line in lines[:phony]:
+        if re.match(r"^(export )?[A-Z_]+\s*[?:]?=", line):
+            head.append(line)
+    head += ["", ".PHONY: " + " ".join(t for t in LEARNER_TARGETS if not t.startswith("$")), ""]
+    index = phony + 1
+    while index < len(lines):
+        match = re.match(r"^([^\s#][^:=]*):(?!=)", lines[index])
+        if match and match.group(1).strip() in LEARNER_TARGETS:
+            block = [lines[index]]
+            index += 1
+            while index < len(lines) and lines[index].startswith("\t"):
+                block.append(lines[index])
+                index += 1
+            head += [*block, ""]
+            continue
+        index += 1
+    return "\n".join(head).rstrip() + "\n"
+
+
+def course_through(through: str | None):
+    """The syllabus rows a bundle ships: all, or those up to notebook ``through`` (``--through 04``)."""
+    from course_lib._syllabus import COURSE
+
+    if through is None:
+        return list(COURSE)
+    number = str(through).strip().zfill(2)
+    numbers = [row.number for row in COURSE]
+    if number not in numbers:
+        raise BundleError(f"--through {through}: not a notebook number; use one of {', '.join(numbers)}.")
+    return [row for row in COURSE if row.number <= number]
+
+
+def build_bundle(out: Path | str, course_root: Path = ROOT, echo=print, through: str | None = None) -> Bundle:
+    """Write the learner-only bundle into ``out`` (see the module docstring). Returns what was written.
+
+    ``through``: release the course up to that notebook (its lessons and their exercises) for a term taught week
+    by week; a later bundle with a higher number adds the next ones (INSTRUCTORS.md, "Releasing week by week")."""
     from course_lib.checks.registry import EXERCISES
     from course_lib.tools.exercises import build as generate
     from course_lib.tools.exercises.files import PRISTINE_DIR
@@ -257,7 +314,11 @@ def build_bundle(out: Path | str, course_root: Path = ROOT, echo=print) -> Bundl
     except OSError as exc:
         raise BundleError(f"Could not create {out} ({exc.strerror or exc}).") from None
     try:
-        bundle = _fill(staging, root, exercises_dir, generate, EXERCISES, PRISTINE_DIR)
+        rows = course_through(through)
+        wanted = {row.exercise for row in rows if row.exercise}
+        bundle = _fill(
+            staging, root, exercises_dir, generate, [e for e in EXERCISES if e in wanted], PRISTINE_DIR, rows
+        )
         hits = find_solution_text(staging, solution_blocks(exercises_dir))
         if hits:
             listing = "\n".join(f"  {file}: {block.exercise} / {block.function}" for file, block in hits)
@@ -279,16 +340,22 @@ def build_bundle(out: Path | str, course_root: Path = ROOT, echo=print) -> Bundl
     return bundle
 
 
-def _fill(staging: Path, root: Path, exercises_dir: Path, generate, exercises, pristine_dir: str) -> Bundle:
+def _fill(staging: Path, root: Path, exercises_dir: Path, generate, exercises, pristine_dir: str, rows) -> Bundle:
     bundle = Bundle(staging)
     for name in TOP_FILES:
-        if (root / name).is_file():
+        if name == "Makefile" and (root / name).is_file():
+            (staging / name).write_text(learner_makefile((root / name).read_text(encoding="utf-8")), encoding="utf-8")
+        elif (root / name).is_file():
             shutil.copy2(root / name, staging / name)
     for folder in TOP_FOLDERS:
         if (root / folder).is_dir():
             extra = LEFT_OUT_DOCS if folder == "docs" else ()
             shutil.copytree(root / folder, staging / folder, ignore=_ignore(extra))
-    (staging / "README.md").write_text(bundle_readme(), encoding="utf-8")
+    (staging / "README.md").write_text(bundle_readme(rows), encoding="utf-8")
+    released = {row.file for row in rows}
+    for path in (staging / "notebooks").glob("*.ipynb"):
+        if path.name not in released:
+            path.unlink()
     bundle.notebooks = sorted(p.name for p in (staging / "notebooks").glob("*.ipynb"))
     for name in bundle.notebooks:
         bundle.speaker_notes_removed += remove_speaker_notes(staging / "notebooks" / name)
@@ -314,7 +381,7 @@ def _fill(staging: Path, root: Path, exercises_dir: Path, generate, exercises, p
     return bundle
 
 
-def bundle_readme() -> str:
+def bundle_readme(rows=None) -> str:
     """The README of the learners' copy: how to start, the lessons and their exercises, where to get help.
 
     Written for the bundle (the repository's README describes the test suite, the benchmarks and the solutions,
@@ -322,11 +389,11 @@ def bundle_readme() -> str:
     """
     from course_lib._syllabus import COURSE
 
-    rows = []
-    for row in COURSE:
+    lines = []
+    for row in COURSE if rows is None else rows:
         exercise = f"[{row.exercise}](exercises/{row.exercise}.ipynb)" if row.exercise else "–"
-        rows.append(f"| {row.number} | [{row.title}](notebooks/{row.file}) | {exercise} |")
-    table = "\n".join(["| # | Lesson | Exercise |", "|---|--------|----------|", *rows])
+        lines.append(f"| {row.number} | [{row.title}](notebooks/{row.file}) | {exercise} |")
+    table = "\n".join(["| # | Lesson | Exercise |", "|---|--------|----------|", *lines])
     return f"""# Transformers, hands-on: your copy of the course
 
 This folder is the learners' copy of a short course that teaches how Transformers work by building every part
@@ -420,9 +487,15 @@ def register(subparsers) -> None:
         "be new or empty, and outside the course folder: nothing is ever overwritten.",
     )
     parser.add_argument("--out", required=True, help="a new (or empty) folder outside the course folder")
+    parser.add_argument(
+        "--through", default=None, metavar="NN",
+        help="release the course up to notebook NN (e.g. 04): its lessons and exercises, for a week-by-week term",
+    )  # fmt: skip
     parser.set_defaults(handler=_bundle)
 
 
 def _bundle(args) -> int:
-    build_bundle(args.out)  # a BundleError or ExerciseToolError is printed by the command line, without a traceback
+    build_bundle(
+        args.out, through=args.through
+    )  # a BundleError or ExerciseToolError is printed by the command line, without a traceback
     return 0

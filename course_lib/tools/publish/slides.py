@@ -33,14 +33,22 @@ itself (``typeset``, as on the course website): a slide shows its formulas at on
 
 from __future__ import annotations
 
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_lib._errors import CommandError
-from course_lib._syllabus import COURSE
 from course_lib.tools.publish import typeset
+from course_lib.tools.publish.decks import (  # shared with the lecture decks (lecture.py)
+    ASSETS,
+    STATIC_DIR,
+    SlidesError,
+    check_out_dir,
+    chosen_notebooks,
+    deck_folder,
+    read_notebook,
+)
+from course_lib.tools.publish.decks import course_notebooks as course_notebooks  # kept: slides.course_notebooks()
+from course_lib.tools.publish.prepare import prepare_notebook
 from course_lib.tools.publish.slide_types import (  # noqa: F401  (the rules, with the slides they make)
     SLIDE_TYPES,
     TAG_TYPES,
@@ -49,13 +57,7 @@ from course_lib.tools.publish.slide_types import (  # noqa: F401  (the rules, wi
     slide_types,
 )
 
-ASSETS = Path(__file__).resolve().parent / "slides_assets"
 TEMPLATE_NAME = "course_slides"
-STATIC_DIR = "_static"
-
-
-class SlidesError(CommandError):
-    """A problem the user can fix; the command line prints the message without a traceback."""
 
 
 def annotate(path: Path | str, check: bool = False) -> bool:
@@ -72,10 +74,7 @@ def annotate(path: Path | str, check: bool = False) -> bool:
         )
     if path.suffix != ".ipynb":
         raise SlidesError(f"{path} is not a notebook (.ipynb).")
-    try:
-        notebook = nbformat.read(path, as_version=4)
-    except Exception as exc:  # nbformat raises several kinds for a broken file
-        raise SlidesError(f"Could not read {path} as a notebook: {exc}") from None
+    notebook = read_notebook(path)
     changed = annotate_notebook(notebook)
     if changed and not check:
         text = nbformat.writes(notebook)
@@ -84,25 +83,6 @@ def annotate(path: Path | str, check: bool = False) -> bool:
 
 
 # --------------------------------------------------------------------------- export
-
-
-def default_notebooks_dir() -> Path:
-    return Path(__file__).resolve().parents[3] / "notebooks"
-
-
-def default_out_dir() -> Path:
-    return Path(__file__).resolve().parents[3] / "slides"
-
-
-def course_notebooks(folder: Path | None = None) -> list[Path]:
-    """The course's notebooks in teaching order (``course_lib._syllabus``) that exist in ``folder``."""
-    folder = Path(folder or default_notebooks_dir())
-    return [folder / row.file for row in COURSE if (folder / row.file).exists()]
-
-
-def _copy_static(out_dir: Path) -> None:
-    """Copy reveal.js into ``out_dir/_static`` (the decks' formulas need nothing: they are MathML)."""
-    shutil.copytree(ASSETS / "reveal.js", out_dir / STATIC_DIR / "reveal.js", dirs_exist_ok=True)
 
 
 def _exporter():
@@ -130,57 +110,17 @@ class Deck:
     seconds: float
 
 
-def _check_out_dir(out_dir: Path) -> Path:
-    out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise SlidesError(f"--out {out_dir} is a file, not a folder. Pass a folder for the decks, e.g. --out slides.")
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise SlidesError(f"Could not create the folder {out_dir} ({exc.strerror or exc}).") from None
-    return out_dir
-
-
-def _resolve_notebook(name: str | Path) -> Path:
-    path = Path(name)
-    if path.is_file():
-        if path.suffix != ".ipynb":
-            raise SlidesError(f"{path} is not a notebook (.ipynb).")
-        return path
-    if path.suffix == ".ipynb" or len(path.parts) > 1:
-        raise SlidesError(
-            f"{path} does not exist (or is not a file). "
-            "Pass a notebook, e.g. notebooks/02_attention_qkv.ipynb, or its number, 02."
-        )
-    text = str(name)
-    matches = [p for p in course_notebooks() if text in (p.stem, p.name) or p.name.startswith(f"{text.zfill(2)}_")]
-    if len(matches) == 1:
-        return matches[0]
-    names = "\n".join(f"  {p.name}" for p in course_notebooks())
-    raise SlidesError(f"There is no notebook {text!r}. Pass a path, or one of (also as 01, 02, ...):\n{names}")
-
-
 def export_decks(
     notebooks: list[str | Path] | None = None, out_dir: Path | str | None = None, echo=print
 ) -> list[Deck]:
     """Write one reveal.js deck per notebook into ``out_dir`` (default: ``slides/``); nothing is fetched at run time."""
-    import nbformat
-
-    paths = [_resolve_notebook(name) for name in notebooks] if notebooks else course_notebooks()
-    if not paths:
-        raise SlidesError(f"No notebooks found in {default_notebooks_dir()}.")
-    from course_lib.tools.publish.prepare import prepare_notebook
-
-    out_dir = _check_out_dir(Path(out_dir) if out_dir else default_out_dir())
-    _copy_static(out_dir)
+    paths = chosen_notebooks(notebooks)
+    out_dir = deck_folder(out_dir)
     exporter = _exporter()
     decks = []
     for path in paths:
         start = time.perf_counter()
-        try:
-            notebook = nbformat.read(path, as_version=4)
-        except Exception as exc:
-            raise SlidesError(f"Could not read {path} as a notebook: {exc}") from None
+        notebook = read_notebook(path)
         prepare_notebook(notebook, "slides")  # notes as notes cells, slide types, long slides split (not the file)
         body, _ = exporter.from_notebook_node(notebook, resources={"metadata": {"name": path.stem}})
         try:
@@ -250,6 +190,23 @@ def register(subparsers) -> None:
     )
     export.set_defaults(handler=_export)
 
+    lecture = actions.add_parser(
+        "lecture",
+        help="write lecture decks: 15-25 large-type slides a lesson (claims, key figures, run-live cells, notes)",
+        description="Write NOTEBOOK.lecture.html for each notebook into --out: a title, and for each section its "
+        "heading and claim, its key figures and its run-live cell, with one speaker note per section from the "
+        "notebook and INSTRUCTORS.md (course_lib/tools/publish/lecture.py). Offline, like the notebook decks.",
+    )
+    lecture.add_argument("notebooks", nargs="*", help="notebooks: paths or numbers like 02 (default: all)")
+    lecture.add_argument("--out", type=Path, default=None, help="folder for the decks (default: slides/)")
+    lecture.add_argument(
+        "--font-size",
+        type=int,
+        default=32,
+        help="text size in px on a 1280x720 slide (28-40; code: 3/4 of it, at least 22)",
+    )
+    lecture.set_defaults(handler=_lecture)
+
     annotate = actions.add_parser(
         "annotate",
         help="set each cell's slide type from the notebook's structure (idempotent)",
@@ -287,22 +244,26 @@ def _export(args) -> int:
     return 0
 
 
+def _lecture(args) -> int:
+    from course_lib.tools.publish.lecture import write_lecture_decks
+
+    written = write_lecture_decks(args.notebooks or None, args.out, font=args.font_size)
+    print(f"Wrote {len(written)} lecture deck(s) to {written[0][0].parent} (S: speaker notes).")
+    return 0
+
+
 def _instructor_edition(args) -> int:
     from course_lib.tools.publish.speaker_notes import instructor_edition
 
-    paths = [_resolve_notebook(name) for name in args.notebooks] if args.notebooks else course_notebooks()
-    if not paths:
-        raise SlidesError(f"No notebooks found in {default_notebooks_dir()}.")
-    out = _check_out_dir(args.out)
+    paths = chosen_notebooks(args.notebooks)
+    out = check_out_dir(args.out)
     written = instructor_edition(out, paths)
     print(f"Wrote {len(written)} notebook(s) with visible speaker notes to {out}.")
     return 0
 
 
 def _annotate(args) -> int:
-    paths = [_resolve_notebook(name) for name in args.notebooks] if args.notebooks else course_notebooks()
-    if not paths:
-        raise SlidesError(f"No notebooks found in {default_notebooks_dir()}.")
+    paths = chosen_notebooks(args.notebooks)
     stale = []
     for path in paths:
         changed = annotate(path, check=args.check)
