@@ -383,3 +383,20 @@ def judge(exercise: str, ask, seconds: float = TIME_LIMIT) -> list[dict]:
                 result = _failed(spec, f"the grader could not read what your function returned ({exc}).")
         results.append({**result.to_dict(), "function": spec.function})
     return results
+
+
+def local_ask(namespace: dict):
+    """An ``ask`` that answers in this process from ``namespace``, through the same frames and the same server code
+    as a sandbox (``serve.answer``): for tests, and to see what the grader would say without a sandbox."""
+    from course_lib.tools.grading import serve, wire
+
+    cache: dict = {}
+
+    def ask(request: dict, seconds: float) -> dict:
+        import io
+
+        frame = io.BytesIO(wire.pack(request))
+        reply = serve.answer(wire.read_frame(frame.read), namespace, cache)
+        return wire.read_frame(io.BytesIO(wire.pack(reply)).read)
+
+    return ask
