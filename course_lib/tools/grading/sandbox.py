@@ -641,19 +641,65 @@ SUBMODULE_STUB = (
 )
 
 
-def _withheld_body(node, dotted: str, exercise: str):
+#: ``course_lib/_graded.py`` in a sandbox's copy: where a withheld function that has the name of a graded one sends
+#: its calls (the learner's own version of it, from the notebook's namespace), so a notebook that uses
+#: ``course_lib.attention.softmax`` inside its own ``attention`` runs on its own ``softmax``, while a ``softmax`` that
+#: hands its work to course_lib's meets itself and gets the withheld message. Never an implementation of course_lib's.
+GRADED_MODULE = '''"""While a notebook is graded, course_lib's version of a function the exercise grades is the learner's own."""
+
+import inspect
+
+NAMESPACE: dict = {}  # the notebook's namespace (``serve`` sets it before the cells run)
+_ACTIVE: set = set()
+
+
+def forward(name, message, stub, given):
+    """Call the learner's ``name`` with the arguments ``stub`` was called with (``given``: its locals)."""
+    function = NAMESPACE.get(name)
+    if name in _ACTIVE or function is None or function is stub or not callable(function):
+        raise RuntimeError(message)
+    parameters = list(inspect.signature(stub).parameters.values())
+    args = [given[p.name] for p in parameters]
+    while args and parameters[len(args) - 1].default is not inspect.Parameter.empty:
+        try:
+            inspect.signature(function).bind(*args)
+            break
+        except TypeError:  # e.g. the learner's softmax(scores) for course_lib's softmax(scores, dim=-1)
+            last = parameters[len(args) - 1]
+            if not (args[-1] is last.default or args[-1] == last.default):
+                raise RuntimeError(message) from None
+            args.pop()
+        except ValueError:
+            break
+    _ACTIVE.add(name)
+    try:
+        return function(*args)
+    finally:
+        _ACTIVE.discard(name)
+'''
+
+
+def _withheld_body(node, dotted: str, exercise: str, forward: bool = False):
     import ast
 
     message = (
         f"{dotted.replace(':', '.')} is not available while your notebook is graded: {exercise} "
         "grades your own version of it, so write it with torch operations"
     )
+    if forward:  # the learner's own function of that name answers (``GRADED_MODULE``)
+        name = node.name
+        node.body = ast.parse(
+            f"import course_lib._graded as _graded\nreturn _graded.forward({name!r}, {message!r}, {name}, locals())"
+        ).body
+        node.decorator_list = []
+        return node
     node.body = [ast.Raise(exc=ast.Call(ast.Name("RuntimeError", ast.Load()), [ast.Constant(message)], []), cause=None)]
     return node
 
 
-def _withhold(path: Path, names: list[str], exercise: str) -> None:
-    """Rewrite the module at ``path`` so that each ``module:qualified.name`` in ``names`` raises when called."""
+def _withhold(path: Path, names: list[str], exercise: str, forwarded: set[str] = frozenset()) -> None:
+    """Rewrite the module at ``path`` so that each ``module:qualified.name`` in ``names`` raises when called (or, for
+    a top-level function named in ``forwarded``, calls the learner's function of that name)."""
     import ast
 
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -672,14 +718,15 @@ def _withhold(path: Path, names: list[str], exercise: str) -> None:
             if node is None:
                 raise RuntimeError(f"{dotted} is not in {path}: the exercise's withheld list is out of date")
             scope = node.body
-        _withheld_body(node, dotted, exercise)
+        _withheld_body(node, dotted, exercise, forward=len(parts) == 1 and parts[0] in forwarded)
     path.write_text(ast.unparse(ast.fix_missing_locations(tree)) + "\n", encoding="utf-8")
 
 
 def course_copy(exercise: str, into: Path) -> Path:
     """A copy of the course package for ``exercise``'s sandbox, in ``into``: without the checks (a stub that says the
     grader checks), without the tools (but the two modules that serve the grader), and with every implementation the
-    exercise grades (``Exercise.withheld``) replaced by a function that raises. Returns the folder to put on the path."""
+    exercise grades (``Exercise.withheld``) replaced by a function that raises, or, where it has the name of a function
+    the exercise grades, that calls the learner's own (``GRADED_MODULE``). Returns the folder to put on the path."""
     import inspect
 
     from course_lib.checks import experiment
@@ -704,9 +751,11 @@ def course_copy(exercise: str, into: Path) -> Path:
     by_module: dict[str, list[str]] = {}
     for dotted in EXERCISES[exercise].withheld:
         by_module.setdefault(dotted.split(":")[0], []).append(dotted)
+    graded = {spec.function for spec in EXERCISES[exercise].specs}
     for module, names in by_module.items():
         path = root / (module.replace(".", "/") + ".py")
-        _withhold(path, names, exercise)
+        _withhold(path, names, exercise, graded)
+    (target / "_graded.py").write_text(GRADED_MODULE)
     for folder, _dirs, files in os.walk(root):  # readable by the sandbox's user, whoever that is
         os.chmod(folder, 0o755)
         for name in files:
