@@ -307,3 +307,71 @@ def test_a_module_beside_the_notebook_is_staged(tmp_path):
 
 def test_graded_keeps_the_result_of_every_check_for_feedback_and_exports():
     assert issubclass(grading.Graded, RunResult) and "flags" in grading.Graded.__dataclass_fields__
+
+
+# ---------------------------------------------------------------------------------------------- unusual but correct
+
+
+def _unusual_correct_notebooks(folder: Path) -> dict[tuple[str, str], dict[str, str]]:
+    """One notebook per exercise and round: the exercise's adversarial module as a cell (its registering decorators
+    made plain), then each graded function bound to the round's unusual-but-correct solution of its check (the
+    checks with fewer of them take them again). Returns (learner, exercise) → {check: solution's name}."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from adversarial import MODULES, all_solutions
+
+    right = [s for s in all_solutions() if s.correct and not s.xfail]
+    made: dict[tuple[str, str], dict[str, str]] = {}
+    for exercise in MODULES:
+        specs = {spec.name: spec for spec in EXERCISES[exercise].specs}
+        by_check = {name: [s for s in right if s.check == name] for name in specs}
+        by_check = {name: found for name, found in by_check.items() if found}
+        source = (ROOT / "tests" / "adversarial" / f"{exercise}.py").read_text(encoding="utf-8")
+        source = source.replace("from . import right, wrong", "def right(*a, **k):\n    return lambda f: f\nwrong = right")
+        for round_ in range(max(map(len, by_check.values()))):
+            chosen = {name: found[round_ % len(found)].function.__name__ for name, found in by_check.items()}
+            binding = "\n".join(f"{specs[name].function} = {function}" for name, function in chosen.items())
+            learner = f"unusual{round_}"
+            notebook(folder / learner / f"{exercise}.ipynb", source, binding)
+            made[(learner, exercise)] = chosen
+    return made
+
+
+@needs_sandbox
+def test_the_unusual_correct_solutions_pass_the_sandboxed_grader(tmp_path):
+    """tests/adversarial's unusual but correct solutions (85, written the way learners write them) pass the real
+    grader as they pass the check cells: the sandbox's course package and the calls across the wall fail none."""
+    made = _unusual_correct_notebooks(tmp_path / "class")
+    report = grading.grade(tmp_path / "class", tmp_path / "out", timeout=60, jobs=2, echo=None)
+    failed = []
+    for (learner, exercise), chosen in made.items():
+        graded = report.cells[(learner, exercise)]
+        by_check = {c["check"]: c for c in graded.checks}
+        for check, function in chosen.items():
+            if not by_check[check]["passed"]:
+                failed.append((exercise, function, graded.cell_errors[:2], by_check[check]["message"][:400]))
+    assert not failed, failed
+    assert sum(map(len, made.values())) >= 80
+
+
+def test_markdown_shows_an_apostrophe_as_itself():
+    """An exception message's quote stays a quote: not an HTML entity whose # a Markdown escape then breaks."""
+    text = grading.score_markdown(_report_with("bob", "input tensor's size"), Path("subs"), 30)
+    assert "input tensor's size" in text and "&#x27;" not in text and "&\\#x27;" not in text
+
+
+def test_a_near_verbatim_copy_of_a_reference_is_flagged_for_the_instructor():
+    import inspect
+
+    from course_lib import attention
+
+    copied = inspect.getsource(attention.softmax).replace("scores", "s").replace("row_max", "m")
+    data = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(copied)])).encode()
+    own = "def softmax(scores):\n    e = (scores - scores.amax(-1, keepdim=True)).exp()\n    return e / e.sum(-1, keepdim=True)\n"
+    mine = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(own)])).encode()
+    flags = grading.copied_references(data, "ex02_attention")
+    assert flags == ["softmax is a near-verbatim copy of course_lib's course_lib.attention.softmax"], flags
+    assert grading.copied_references(mine, "ex02_attention") == []
+    report = _report_with("bob", "x")
+    report.cells[("bob", "ex02_attention")].flags = flags
+    text = grading.score_markdown(report, Path("subs"), 30)
+    assert "## For the instructor to look at" in text and "near\\-verbatim copy" in text

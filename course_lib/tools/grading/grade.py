@@ -3,13 +3,14 @@
 The verdict comes from this process, which never runs a submission's code. For each submitted notebook it
 
 1. reads the file (never through a symbolic link, at most 20 MB) and checks that it is a notebook;
-2. runs it in a separate, sandboxed process (``sandbox``: bubblewrap where the machine allows it) with
-   ``worker``, which runs the notebook's definitions only (imports, functions, classes, constants), calls the
-   exercise's functions on the checks' inputs, drawn from a salt chosen here for this run, and returns what they
-   returned; only after that does it run the notebook's cells, for the report;
-3. judges those outputs here against its own reference (``checks.remote.judge``, with the same salt): the same
-   messages a check cell prints, so a notebook that replaces the checks, prints fake results, forges a record or
-   leaves a process behind gains nothing.
+2. runs the whole notebook, as the learner ran it, in a separate, sandboxed process (``sandbox``: bubblewrap where
+   the machine allows it, with a copy of the course package that lacks what the exercise grades) under ``serve``,
+   which then answers this process's calls;
+3. draws each check's inputs here, under a salt drawn for each check, sends them as plain tensors (``wire``), gets
+   back what the learner's function returned (and, where a check asks, the inputs' gradients), and computes the
+   expected values and the verdict here (``remote.judge``: the checks' own code and messages). Nothing the
+   notebook writes is read as a verdict, so replacing the checks, printing fake results or forging a reply gains
+   nothing; a graded function that is a near-verbatim copy of course_lib's is flagged for the instructor.
 
 It writes ``scores.md`` (table, first-line diagnosis of every failed check, skipped files), ``scores.csv`` (one row
 per learner: outcome and points per exercise, one column per check), ``checks.csv`` (one row per check) and
@@ -40,7 +41,7 @@ from course_lib.tools.grading.runner import RunResult
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 STARTUP_SECONDS = 20.0  # Python, torch and IPython starting inside the sandbox on a busy machine
-CHECK_CALLS = 6  # the checks' calls together may take this many single-call limits (``grade_worker``)
+CHECK_CALLS = 6  # the checks' calls together may take this many single-call limits
 CHECK_STATUS = {
     "passed": "pass",
     "failed": "fail",
@@ -275,6 +276,8 @@ def grade_notebook(
             graded.detail = (
                 "the cells did not finish in time and the notebook was stopped, with every process it started"
                 if graded.status == "timeout"
+                else f"the notebook wrote into the grader's channel while its cells ran, and was stopped ({exc})"
+                if "something else than the grader's frames" in str(exc)
                 else f"the notebook's process died while its cells ran ({exc})"
             )
             if session.too_much_output:
@@ -707,6 +710,15 @@ def score_markdown(report: GradeReport, submissions_dir: Path, timeout: float) -
                     lines.append(f"  - {_md(_first_line(check))}")
     if not details:
         lines.append("Every submitted exercise passes.")
+    flagged = [
+        (learner, exercise, flag)
+        for learner in report.learners
+        for exercise in report.exercises
+        for flag in (getattr(report.cells[(learner, exercise)], "flags", None) or [])
+    ]
+    if flagged:  # graded as they ran (a copy that works passes): the instructor decides what it means
+        lines += ["", "## For the instructor to look at", ""]
+        lines += [f"- **{_md(learner)} / {exercise}**: {_md(flag)}" for learner, exercise, flag in flagged]
     if report.skipped:
         lines += ["", "## Skipped files", ""]
         lines += [f"- {_md(path)}: {_md(reason)}" for path, reason in report.skipped]
@@ -728,5 +740,5 @@ def _md(text) -> str:
     import html
     import re
 
-    text = html.escape(" ".join(str(text).split()), quote=True)  # CR, LF, tabs: one space; <img ...> shows as text
+    text = html.escape(" ".join(str(text).split()), quote=False)  # CR, LF, tabs: one space; <img ...> shows as text
     return re.sub(r"([\\`*_\[\]{}()#+!|~>-])", r"\\\1", text)
