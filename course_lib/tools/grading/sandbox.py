@@ -129,7 +129,10 @@ def probe(refresh: bool = False) -> SandboxStatus:
     _STATUS = SandboxStatus(
         True,
         "bubblewrap: only the system, Python and the course package (read-only) and the notebook visible, private "
-        f"/tmp and /run, no network, own PID and user namespaces, no capabilities{fork}{memory}",
+        "/tmp and /run, no network, own PID namespace, "
+        + ("run as nobody (uid 65534, no user namespace that maps back to root)" if os.geteuid() == 0
+           else "own user namespace")
+        + f", no capabilities{fork}{memory}",
         limit,
     )
     return _STATUS
