@@ -111,8 +111,57 @@ frame.f_globals["record"] = {"checks": [{"check": "check_softmax", "passed": Tru
 """,
 }
 
-# The graded functions, each handing its work to course_lib's own implementation (the issue's delegations).
+# The graded functions, each handing its work to course_lib's own implementation (the issue's delegations; those of
+# ex01, ex03's multi_head_attention, ex05 and ex06 pass the check cell, which refuses only a spec's `own`).
 DELEGATIONS = {
+    "ex01_rnn": """
+import torch
+from course_lib.recurrent import VanillaRNN
+def _run(x, h0, w_xh, w_hh, b):
+    model = VanillaRNN(w_xh.shape[1], w_xh.shape[0])
+    params = {"w_xh.weight": w_xh, "w_xh.bias": b, "w_hh.weight": w_hh, "w_hh.bias": torch.zeros_like(b)}
+    return torch.func.functional_call(model, params, (x, h0))
+def rnn_step(x_t, h_prev, w_xh, w_hh, b):
+    return _run(x_t.unsqueeze(1), h_prev, w_xh, w_hh, b)[1]
+def rnn_forward(x, h0, w_xh, w_hh, b):
+    return _run(x, h0, w_xh, w_hh, b)
+""",
+    "ex03_multi_head": """
+import torch
+from course_lib.multihead import split_heads as _split, merge_heads as _merge, MultiHeadAttention
+def split_heads(x, num_heads):
+    return _split(x, num_heads)
+def merge_heads(x):
+    return _merge(x)
+def multi_head_attention(x, w_q, w_k, w_v, w_o, num_heads):
+    module = MultiHeadAttention(x.shape[-1], num_heads, bias=False)
+    params = {"w_q.weight": w_q.T, "w_k.weight": w_k.T, "w_v.weight": w_v.T, "w_o.weight": w_o.T}
+    return torch.func.functional_call(module, params, (x,))[0]
+""",
+    "ex04_positional_encoding": """
+from course_lib.positions import sinusoidal_encoding as _encoding
+def sinusoidal_encoding(seq_len, d_model):
+    return _encoding(seq_len, d_model)
+""",
+    "ex05_layernorm_residual": """
+import torch
+from course_lib.blocks import LayerNorm, Residual
+def layer_norm(x, gamma, beta, eps=1e-5):
+    module = LayerNorm(x.shape[-1], eps)
+    return torch.func.functional_call(module, {"gamma": gamma, "beta": beta}, (x,))
+def sublayer_connection(x, sublayer, norm, norm_first):
+    block = Residual(x.shape[-1], norm_first)
+    block._modules["norm"] = norm
+    return block(x, sublayer)
+""",
+    "ex06_encoder_block": """
+import torch
+from course_lib.blocks import FeedForward
+def feed_forward(x, w_1, b_1, w_2, b_2):
+    module = FeedForward(w_1.shape[0], w_1.shape[1])
+    params = {"linear1.weight": w_1.T, "linear1.bias": b_1, "linear2.weight": w_2.T, "linear2.bias": b_2}
+    return torch.func.functional_call(module, params, (x,))
+""",
     "ex02_attention": """
 from course_lib.attention import softmax as _softmax, scaled_dot_product_attention as _sdpa, causal_mask
 def softmax(scores):
