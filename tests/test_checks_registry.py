@@ -127,7 +127,12 @@ FIXED: dict[str, set[str]] = {
 }
 #: Checks whose function must stay finite on large inputs (a softmax or a log-sum-exp inside): one case must have
 #: entries of at least this size.
-STABLE = {"check_softmax": 50.0, "check_next_token_loss": 50.0, "check_online_softmax_step": 50.0, "check_top_p_filter": 50.0}
+STABLE = {
+    "check_softmax": 50.0,
+    "check_next_token_loss": 50.0,
+    "check_online_softmax_step": 50.0,
+    "check_top_p_filter": 50.0,
+}
 
 
 def _cases(spec):
@@ -181,4 +186,6 @@ def test_a_function_that_must_be_stable_meets_large_inputs(name):
         for arg in args
         if isinstance(arg, torch.Tensor) and arg.is_floating_point() and arg.numel() and torch.isfinite(arg).all()
     )
-    assert largest >= STABLE[name], f"{name}: the largest input is {largest:g}; a version without the max subtracted passes"
+    assert largest >= STABLE[name], (
+        f"{name}: the largest input is {largest:g}; a version without the max subtracted passes"
+    )

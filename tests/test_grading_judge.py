@@ -375,7 +375,9 @@ def _unusual_correct_notebooks(folder: Path) -> dict[tuple[str, str], dict[str, 
         by_check = {name: [s for s in right if s.check == name] for name in specs}
         by_check = {name: found for name, found in by_check.items() if found}
         source = (ROOT / "tests" / "adversarial" / f"{exercise}.py").read_text(encoding="utf-8")
-        source = source.replace("from . import right, wrong", "def right(*a, **k):\n    return lambda f: f\nwrong = right")
+        source = source.replace(
+            "from . import right, wrong", "def right(*a, **k):\n    return lambda f: f\nwrong = right"
+        )
         for round_ in range(max(map(len, by_check.values()))):
             chosen = {name: found[round_ % len(found)].function.__name__ for name, found in by_check.items()}
             binding = "\n".join(f"{specs[name].function} = {function}" for name, function in chosen.items())

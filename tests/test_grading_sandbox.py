@@ -11,7 +11,6 @@ Every run is bounded: the grader kills a sandbox at its time limit; each subproc
 from __future__ import annotations
 
 import csv
-import io
 import json
 import os
 import random
@@ -24,10 +23,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import torch
 from optional_tools import require_sandbox
 
-from course_lib.checks import EXERCISES, MISTAKES, SPECS, core
+from course_lib.checks import EXERCISES, SPECS
 from course_lib.tools import cli
 from course_lib.tools.exercises import build as generate
 from course_lib.tools.grading import grade as grading
@@ -308,7 +306,9 @@ def wrong_solutions(rng: random.Random) -> dict[str, tuple[str, str, str]]:
         spec = SPECS[chosen.check]
         exercise = next(name for name, ex in EXERCISES.items() if spec in ex.specs)
         module = (Path(__file__).parent / "adversarial" / f"{exercise}.py").read_text(encoding="utf-8")
-        module = module.replace("from . import right, wrong", "def right(*a, **k):\n    return lambda f: f\nwrong = right")
+        module = module.replace(
+            "from . import right, wrong", "def right(*a, **k):\n    return lambda f: f\nwrong = right"
+        )
         cell = f"{spec.function} = {chosen.function.__name__}"
         made[chosen.id] = (exercise, chosen.check, notebook_with(solution(exercise), module, cell))
     near_misses = {

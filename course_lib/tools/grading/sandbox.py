@@ -130,8 +130,11 @@ def probe(refresh: bool = False) -> SandboxStatus:
         True,
         "bubblewrap: only the system, Python and the course package (read-only) and the notebook visible, private "
         "/tmp and /run, no network, own PID namespace, "
-        + ("run as nobody (uid 65534, no user namespace that maps back to root)" if os.geteuid() == 0
-           else "own user namespace")
+        + (
+            "run as nobody (uid 65534, no user namespace that maps back to root)"
+            if os.geteuid() == 0
+            else "own user namespace"
+        )
         + f", no capabilities{fork}{memory}",
         limit,
     )
