@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
 
 import course_lib.checks as checks
 from course_lib.checks import CHECKS, EXERCISES, SPECS
@@ -95,3 +96,96 @@ def test_the_outcome_of_a_run_is_decided_in_one_place():
     for status, checks_, cell_errors, outcome in rows:
         for kind in (grade.Graded, runner.NotebookRun):
             assert kind("x.ipynb", "ex01_rnn", status, checks_, cell_errors).outcome == outcome, (kind, status)
+
+
+# ---------------------------------------------------------------------------------------------- sizes the cases vary
+
+
+def sizes(args: tuple) -> dict[str, object]:
+    """Every size a learner's function could hard-code, for one case: each dimension of each tensor argument, each
+    whole-number argument, and the sizes of a model or a part handed over (layers, heads, width, table length)."""
+    found: dict[str, object] = {}
+    for index, arg in enumerate(args):
+        if isinstance(arg, bool):
+            continue
+        if isinstance(arg, int):
+            found[f"argument {index + 1}"] = arg
+        elif isinstance(arg, torch.Tensor):
+            for dim, size in enumerate(arg.shape):  # counted from the end: the feature axis is the one hard-coded
+                found[f"argument {index + 1}, dimension {dim - arg.dim()}"] = size
+        else:
+            model = getattr(arg, "model", arg)
+            for name in ("d_model", "n_layers", "n_blocks", "num_heads", "max_len", "vocab_size"):
+                if isinstance(getattr(model, name, None), int):
+                    found[f"argument {index + 1}.{name}"] = getattr(model, name)
+    return found
+
+
+#: What may stay fixed, and why.
+FIXED: dict[str, set[str]] = {
+    "check_kv_cache_step": {"argument 1.n_blocks"},  # the step is given one block's parts (project, readout)
+}
+#: Checks whose function must stay finite on large inputs (a softmax or a log-sum-exp inside): one case must have
+#: entries of at least this size.
+STABLE = {
+    "check_softmax": 50.0,
+    "check_next_token_loss": 50.0,
+    "check_online_softmax_step": 50.0,
+    "check_top_p_filter": 50.0,
+}
+
+
+def _cases(spec):
+    for case in spec.cases:
+        yield case.build()[0]
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_every_size_a_function_receives_takes_two_values_at_least(name):
+    """A function written for one size (d_model 8, two layers, a table of 8 positions, max_len as the length) fails:
+    every dimension, count and length the checks pass takes at least two values across the cases."""
+    spec = SPECS[name]
+    seen: dict[str, list] = {}
+    for args in _cases(spec):
+        for key, value in sizes(args).items():
+            seen.setdefault(key, []).append(value)
+    fixed = {  # a size met in two cases or more, always the same
+        key: values[0] for key, values in seen.items()
+        if len(values) > 1 and len(set(values)) == 1 and key not in FIXED.get(name, set())
+    }  # fmt: skip
+    assert not fixed, f"{name} keeps these sizes fixed: {fixed}"
+
+
+def _model_and_tokens(args: tuple):
+    """The model a case hands over (its ``max_len``) and the first token batch beside it, or None."""
+    models = [getattr(a, "model", a) for a in args if isinstance(getattr(getattr(a, "model", a), "max_len", None), int)]
+    tokens = [a for a in args if isinstance(a, torch.Tensor) and not a.is_floating_point() and a.dim() == 2]
+    return (models[0].max_len, tokens[0].shape[1]) if models and tokens else None
+
+
+WITH_MODELS = sorted(name for name in SPECS if any(_model_and_tokens(args) for args in _cases(SPECS[name])))
+
+
+def test_some_checks_hand_over_a_model_with_tokens():
+    assert "check_ablated_repeat_loss" in WITH_MODELS and "check_kv_cache_step" in WITH_MODELS, WITH_MODELS
+
+
+@pytest.mark.parametrize("name", WITH_MODELS)
+def test_a_model_is_never_given_a_sequence_as_long_as_its_table(name):
+    """A function that takes ``model.max_len`` as the length of the tokens fails: the tokens are shorter somewhere."""
+    pairs = [pair for args in _cases(SPECS[name]) if (pair := _model_and_tokens(args))]
+    assert any(length < max_len for max_len, length in pairs), f"{name}: every case's tokens fill the table: {pairs}"
+
+
+@pytest.mark.parametrize("name", sorted(STABLE))
+def test_a_function_that_must_be_stable_meets_large_inputs(name):
+    spec = SPECS[name]
+    largest = max(
+        float(arg.abs().max())
+        for args in _cases(spec)
+        for arg in args
+        if isinstance(arg, torch.Tensor) and arg.is_floating_point() and arg.numel() and torch.isfinite(arg).all()
+    )
+    assert largest >= STABLE[name], (
+        f"{name}: the largest input is {largest:g}; a version without the max subtracted passes"
+    )

@@ -17,7 +17,7 @@ from course_lib.interactive import record
 from course_lib.interactive.quiz import QuizBankError, parse_bank
 from course_lib.tools.exercises import build as generate
 from course_lib.tools.grading import grade as grading
-from course_lib.tools.grading import worker
+from course_lib.tools.grading import serve
 
 ROOT = Path(__file__).resolve().parents[1]
 DEEP = 100_000  # far past Python's recursion limit
@@ -28,11 +28,11 @@ def test_a_notebook_with_a_byte_order_mark_is_read():
     assert grading._notebook_problem(b"\xef\xbb\xbf" + data) is None
 
 
-def test_the_worker_reads_a_notebook_with_a_byte_order_mark(tmp_path):
+def test_the_sandbox_reads_a_notebook_with_a_byte_order_mark(tmp_path):
     path = tmp_path / "bom.ipynb"
     cells = [{"cell_type": "code", "source": ["x = 1\n", "y = 2"], "metadata": {}, "outputs": []}]
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"cells": cells}).encode())
-    assert worker.read_cells(str(path)) == ["x = 1\ny = 2"]
+    assert serve.read_cells(str(path)) == ["x = 1\ny = 2"]
 
 
 def test_json_nested_too_deeply_is_a_reason_not_a_traceback():

@@ -11,7 +11,6 @@ Every run is bounded: the grader kills a sandbox at its time limit; each subproc
 from __future__ import annotations
 
 import csv
-import io
 import json
 import os
 import random
@@ -24,10 +23,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import torch
 from optional_tools import require_sandbox
 
-from course_lib.checks import EXERCISES, MISTAKES, SPECS, core, remote
+from course_lib.checks import EXERCISES, SPECS
 from course_lib.tools import cli
 from course_lib.tools.exercises import build as generate
 from course_lib.tools.grading import grade as grading
@@ -80,7 +78,7 @@ def sandbox_processes(own: str) -> list[str]:
     """
     table, found = _command_lines(), []
     for pid, (parent, command) in table.items():
-        if pid == os.getpid() or not ("grading.worker" in command or "course-sandbox-marker" in command):
+        if pid == os.getpid() or not ("grading.serve" in command or "course-sandbox-marker" in command):
             continue
         chain, seen = [command], {pid}
         while parent in table and parent not in seen and parent > 1:
@@ -108,7 +106,9 @@ def leftover_cgroups() -> list[str]:
 def run_in_sandbox(code: str, tmp_path: Path, hidden: list[Path] = ()) -> sandbox.Outcome:
     staging = tmp_path / "staging"
     staging.mkdir(exist_ok=True)
-    command = sandbox.bwrap_command([sys.executable, "-c", code], staging, list(hidden))
+    copy = tmp_path / "course-copy"
+    root = copy if copy.exists() else sandbox.course_copy("ex02_attention", copy)
+    command = sandbox.bwrap_command([sys.executable, "-c", code], staging, list(hidden), course_root=root)
     return sandbox.run(command, timeout=60)
 
 
@@ -294,96 +294,23 @@ time.sleep(600)
 # ---------------------------------------------------------------------------------------------- judging a record
 
 
-def test_a_record_replayed_on_the_trusted_side_gives_the_notebooks_verdict():
-    """Every catalogued mistake: the grader's judgement of the sandbox's record equals the check cell's (hint aside)."""
-    for check_name, mistakes in MISTAKES.items():
-        spec = SPECS[check_name]
-        exercise = next(name for name, ex in EXERCISES.items() if spec in ex.specs)
-        for mistake in mistakes:
-            local = core.run_check(spec, mistake.example, verbose=False)
-            record = {
-                "format": remote.FORMAT,
-                "exercise": exercise,
-                "checks": [remote.harvest_check(spec, mistake.example)],
-            }
-            buffer = io.BytesIO()
-            torch.save(record, buffer)
-            loaded = torch.load(io.BytesIO(buffer.getvalue()), weights_only=True)
-            (judged,) = [r for r in remote.judge(exercise, loaded) if r["check"] == check_name]
-            assert (judged["passed"], judged["status"], judged["mistake"]) == (
-                local.passed,
-                local.status,
-                local.mistake,
-            )
-            assert judged["message"].splitlines()[0] == local.message.splitlines()[0]
-
-
-@pytest.mark.parametrize(
-    "record",
-    [
-        None,
-        "passed",
-        {"format": 1},
-        {"format": 1, "exercise": "ex02_attention", "checks": "all passed"},
-        {
-            "format": 1,
-            "exercise": "ex02_attention",
-            "checks": [{"check": "check_softmax", "present": True, "passed": True, "status": "passed"}],
-        },
-        {
-            "format": 1,
-            "exercise": "ex02_attention",
-            "checks": [
-                {
-                    "check": "check_softmax",
-                    "present": True,
-                    "cases": [{"kind": "value", "value": {"t": "tensor", "v": "not a tensor"}}],
-                }
-            ],
-        },
-        {
-            "format": 1,
-            "exercise": "ex02_attention",
-            "checks": [
-                {
-                    "check": "check_softmax",
-                    "present": True,
-                    "cases": [{"kind": "raised", "type": "SystemExit", "message": "✅ passed"}],
-                }
-            ],
-        },
-    ],
-    ids=[
-        "none",
-        "a string",
-        "no checks",
-        "checks not a list",
-        "a verdict instead of outputs",
-        "a fake tensor",
-        "a fake exception",
-    ],
-)
-def test_a_tampered_record_never_passes(record):
-    results = remote.judge("ex02_attention", record)
-    assert [r["check"] for r in results] == ["check_softmax", "check_attention", "check_causal_attention"]
-    assert not any(r["passed"] for r in results)
-
-
-# ---------------------------------------------------------------------------------------------- the acceptance fuzz
-
-
 def wrong_solutions(rng: random.Random) -> dict[str, tuple[str, str, str]]:
-    """name → (exercise, check that must fail, notebook JSON): a catalogued mistake or a near miss in a solution."""
+    """name → (exercise, check that must fail, notebook JSON): a wrong learner solution from tests/adversarial (its
+    module as a cell, self-contained: the checks and their catalogue are not in the sandbox) bound in a solution
+    notebook, or a near miss of the solution."""
+    from adversarial import all_solutions
+
     made = {}
-    checks = sorted(MISTAKES)
-    for check_name in rng.sample(checks, 7):
-        spec = SPECS[check_name]
+    wrong = sorted((s for s in all_solutions() if not s.correct and not s.slow), key=lambda s: s.id)
+    for chosen in rng.sample(wrong, 7):
+        spec = SPECS[chosen.check]
         exercise = next(name for name, ex in EXERCISES.items() if spec in ex.specs)
-        mistake = rng.choice(MISTAKES[check_name])
-        module = mistake.example.__module__
-        name = next(name for name, value in vars(sys.modules[module]).items() if value is mistake.example)
-        cell = f"from {module} import {name} as {spec.function}"
-        made[f"{check_name}-{mistake.key}"] = (exercise, check_name, notebook_with(solution(exercise), cell))
+        module = (Path(__file__).parent / "adversarial" / f"{exercise}.py").read_text(encoding="utf-8")
+        module = module.replace(
+            "from . import right, wrong", "def right(*a, **k):\n    return lambda f: f\nwrong = right"
+        )
+        cell = f"{spec.function} = {chosen.function.__name__}"
+        made[chosen.id] = (exercise, chosen.check, notebook_with(solution(exercise), module, cell))
     near_misses = {
         "check_softmax": ("ex02_attention", "_right = softmax\nsoftmax = lambda scores: _right(scores) * (1 + 1e-3)"),
         "check_rnn_forward": (
@@ -402,15 +329,13 @@ def wrong_solutions(rng: random.Random) -> dict[str, tuple[str, str, str]]:
 
 
 MONKEYPATCH = """
-import course_lib.checks as _checks, course_lib.checks.core as _core, course_lib.checks.remote as _remote, torch as _torch
+import course_lib.checks as _checks, course_lib.checks.core as _core, torch as _torch
 _fake = lambda *a, **k: [{"check": c, "function": f, "status": "passed", "passed": True, "message": "✅", "mistake": None}
                          for c, f in [("check_softmax", "softmax"), ("check_attention", "attention"), ("check_causal_attention", "causal_attention")]]
 _checks.run_exercise_checks = _fake
-_remote.judge = _fake
 _core.same = lambda *a, **k: True
 _core._all_close = lambda *a, **k: True
 _torch.allclose = lambda *a, **k: True
-_remote.harvest = lambda exercise, namespace: {"format": 1, "exercise": exercise, "checks": [{"check": "check_softmax", "passed": True}]}
 """
 
 FORGED_MARKER = """
@@ -418,7 +343,7 @@ import json, os, sys, threading, time, io, struct, torch
 fake = [{"check": c, "function": f, "status": "passed", "passed": True, "message": "✅ forged", "mistake": None}
         for c, f in [("check_softmax", "softmax"), ("check_attention", "attention"), ("check_causal_attention", "causal_attention")]]
 def forge():
-    from course_lib.tools.grading.worker import MAGIC
+    MAGIC = b"\\x93course\\x01"
     body = io.BytesIO()
     torch.save({"format": 1, "exercise": "ex02_attention", "cells": 99, "cell_errors": [], "stopped_cell": None,
                 "record": {"format": 1, "exercise": "ex02_attention", "checks": fake}}, body)
@@ -435,62 +360,55 @@ threading.Thread(target=forge, daemon=True).start()
 time.sleep(0.3)
 """
 
-# The three forgeries of a grade with right values and no function written: the values come from the checks' own
-# references, so only the order of the worker (values first, from the definitions alone) keeps them out.
-RIGHT_RECORD = """
-import io, os, struct, torch
-import course_lib.checks.remote as _remote
-from course_lib.checks.registry import EXERCISES as _EXERCISES
-_right = {spec.function: spec.reference for spec in _EXERCISES["ex02_attention"].specs}
-def _right_record():
-    return _remote.harvest("ex02_attention", _right)
-"""
-RECORD_FORGER = (
-    RIGHT_RECORD
-    + """
-from course_lib.tools.grading.worker import frame
-_buffer = io.BytesIO()
-torch.save({"format": _remote.FORMAT, "exercise": "ex02_attention", "cells": 3, "cell_errors": [], "stopped_cell": None,
-            "definition_errors": [], "record": _right_record()}, _buffer)
+# Forgeries of the conversation with the grader, from inside the notebook (which shares the server's process): a
+# "ready" frame and replies claiming success written to every descriptor, a replaced answer, a replaced encoder.
+RECORD_FORGER = """
+import os, torch
+from course_lib.tools.grading import wire
+ready = wire.pack({"op": "ready", "cells": 3, "cell_errors": [], "stopped_cell": None})
+claims = [wire.pack({"present": True, "callable": True, "parameters": None, "id": n}) for n in range(1, 4)]
+claims += [wire.pack({"kind": "value", "value": {"t": "plain", "v": "passed"}, "changed": [], "id": n}) for n in range(1, 40)]
 for _fd in range(3, 64):
     try:
-        os.write(_fd, frame(_buffer.getvalue()))
+        os.write(_fd, ready + b"".join(claims))
     except OSError:
         pass
 os._exit(0)
 """
-)
-HARVEST_SWAPPER = (
-    RIGHT_RECORD
-    + """
-_original = _remote.harvest_check
-_remote.harvest_check = lambda spec, function: _original(spec, _right[spec.function])
-_remote.harvest = lambda exercise, namespace: _right_record()
+HARVEST_SWAPPER = """
+import sys, torch
+_serve = sys.modules["__main__"]
+_answer = _serve.answer
+def _forged(request, namespace, cache):
+    reply = _answer(request, namespace, cache)
+    if reply.get("kind") in ("raised", "timeout"):  # a stub raised: claim a tensor of the input's shape instead
+        args = _serve.arguments(request.get("args", []), cache)
+        from course_lib.tools.grading import wire
+        return {"kind": "value", "value": wire.describe(torch.zeros_like(args[0])), "changed": []}
+    return reply
+_serve.answer = _forged
 """
-)
-SAVE_SWAPPER = (
-    RIGHT_RECORD
-    + """
-_save = torch.save
-def _swapped(payload, *args, **kwargs):
-    if isinstance(payload, dict) and "record" in payload:
-        payload = {**payload, "record": _right_record()}
-    return _save(payload, *args, **kwargs)
-torch.save = _swapped
+SAVE_SWAPPER = """
+from course_lib.tools.grading import wire
+_pack = wire.pack
+def _swapped(message):
+    if isinstance(message, dict) and message.get("kind") in ("raised", "timeout"):
+        message = {"kind": "value", "value": {"t": "plain", "v": True}, "changed": [], "id": message.get("id")}
+    return _pack(message)
+wire.pack = _swapped
 """
-)
 
-# A graded function whose own body rewrites the grader's code while it is called (here a harmless wrapper around
-# the record's encoder; a real one would change what the record says): the worker compares its code before and after.
+# A graded function whose own body rewrites the server while it is called, so that its wrong values are described
+# as something else: the grader reads only what a frame says a function returned, and judges that.
 BODY_PATCHER = """
 import torch
-import course_lib.checks.remote as _remote
+from course_lib.tools.grading import wire
 def softmax(scores):
-    if not hasattr(_remote.encode, "wrapped"):
-        original = _remote.encode
-        _remote.encode = lambda value, depth=0: original(value, depth)
-        _remote.encode.wrapped = True
-    return torch.softmax(scores, dim=-1)
+    if not hasattr(wire.describe, "wrapped"):
+        original = wire.describe
+        wire.describe = lambda value, depth=0: original(value.exp() / value.exp().sum(-1, keepdim=True) if isinstance(value, torch.Tensor) else value, depth)
+        wire.describe.wrapped = True
+    return scores * 0.5
 """
 
 ESCAPE = """
@@ -643,8 +561,8 @@ def test_fuzz_no_forged_grade(fuzz_run):
     assert scores["monkeypatch"]["ex02_attention:check_softmax"] == "not_implemented", "the real checks ran anyway"
     assert scores["bodypatcher"]["ex02_attention:check_softmax"] != "pass", "a function that rewrote the grader passed"
     for forger in ("forger", "recordforger", "harvestswapper", "saveswapper"):
-        for check in ("check_softmax", "check_attention", "check_causal_attention"):
-            assert scores[forger][f"ex02_attention:{check}"] == "not_implemented", (forger, check)
+        for check in ("check_softmax", "check_attention", "check_causal_attention"):  # no point, and no false claim
+            assert scores[forger][f"ex02_attention:{check}"] in ("not_implemented", "fail", "error"), (forger, check)
 
 
 def test_fuzz_no_file_outside_the_sandbox_touched(fuzz_run):
@@ -671,8 +589,9 @@ def test_fuzz_no_traceback_and_a_readable_report(fuzz_run):
     scores = _scores(fuzz_run)
     assert scores["a-looper"]["ex02_attention"] == "timeout" and scores["a-stubborn"]["ex02_attention"] == "timeout"
     assert scores["slowfn"]["ex02_attention:check_softmax"] == "timeout"
-    assert scores["flooder"]["ex02_attention"] == "error" and "more than 64 MB" in markdown
-    assert "mallory/ex01_rnn.ipynb" in markdown and "symbolic link" in markdown
+    assert scores["flooder"]["ex02_attention"] == "error"  # it wrote into the grader's channel: stopped at once
+    assert "notebook wrote into the grader" in markdown or "more than 64 MB" in markdown
+    assert "mallory/ex01\\_rnn.ipynb" in markdown and "symbolic link" in markdown  # Markdown-escaped, shows as is
     hostname = Path("/etc/hostname").read_text().strip() if Path("/etc/hostname").exists() else ""
     if hostname:
         assert hostname not in markdown, "a link's target must never be read"
@@ -749,7 +668,7 @@ def test_a_result_typed_in_for_one_salt_does_not_pass_the_grader(tmp_path):
     pass a judge at that salt, and fail the grader, which draws a salt of its own for every run."""
     from course_lib.checks import experiment, tensors
 
-    with tensors.salt_scope(remote.UNSCOPED_SALT):
+    with tensors.salt_scope(0):
         table = {
             seed: experiment.short_training(seed, residual=False).tolist()
             for seed in map(experiment.check_seed, (1, 2))
@@ -757,8 +676,10 @@ def test_a_result_typed_in_for_one_salt_does_not_pass_the_grader(tmp_path):
     source = f"import torch\nTABLE = {table!r}\ndef experiment(seed):\n    return torch.tensor(TABLE[seed])\n"
     namespace: dict = {}
     exec(source, namespace)
-    with tensors.salt_scope(remote.UNSCOPED_SALT):
-        replayed = remote.judge("ex05_layernorm_residual", remote.harvest("ex05_layernorm_residual", namespace))
+    from course_lib.tools.grading import remote
+
+    with tensors.salt_scope(0):
+        replayed = remote.judge("ex05_layernorm_residual", remote.local_ask(namespace))
     assert {c["check"]: c["passed"] for c in replayed}["check_experiment"], "the copied results must pass at their salt"
     path = tmp_path / "ex05_layernorm_residual.ipynb"
     path.write_text(notebook_with(stubs("ex05_layernorm_residual"), source), encoding="utf-8")

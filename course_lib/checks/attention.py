@@ -38,7 +38,7 @@ def _softmax_case(kind: str, seed: int):
         elif kind == "1d":
             scores = randn(gen, 6, scale=2.0)
         elif kind == "4d":
-            scores = randn(gen, 2, 2, 3, 4, scale=2.0)
+            scores = randn(gen, 2, 3, 3, 4, scale=2.0)  # batch 2, 3 heads: no size is the 3-D case's alone
         elif kind == "large":
             # rows far above and far below zero: exp overflows (naive) or underflows (global max)
             offsets = torch.tensor([1000.0, -1000.0, 0.0]).repeat(2).reshape(2, 3, 1)

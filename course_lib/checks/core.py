@@ -119,7 +119,7 @@ def run_check(spec: CheckSpec, function: Any, verbose: bool = True) -> CheckResu
 
 
 def judge(spec: CheckSpec, calls: LearnerCalls, verbose: bool = False) -> CheckResult:
-    """Run ``spec`` against ``calls`` (the learner's function here, or answers recorded in a sandbox: ``remote``)."""
+    """Run ``spec`` against ``calls`` (the learner's function here, or its answers from a sandbox: ``RemoteCalls``)."""
     try:
         with check_scope():  # one salt for every case of this check call
             result = _evaluate(spec, calls)
@@ -144,8 +144,8 @@ def judge(spec: CheckSpec, calls: LearnerCalls, verbose: bool = False) -> CheckR
 class LearnerCalls:
     """How a check reaches the learner's function: by calling it, in this process.
 
-    ``course_lib.checks.remote`` records what these calls returned inside a sandbox and replays the record on the
-    trusted side, so the same judging code grades a submission without running any of its code there.
+    ``course_lib.tools.grading.remote.RemoteCalls`` answers the same calls from a sandbox, where the learner's
+    notebook runs: the grader draws the inputs and judges here with the same code.
     """
 
     def __init__(self, function: Any):

@@ -497,9 +497,10 @@ def seeded_model(seed: int) -> AttentionOnlyLM:
     """A two-layer attention-only model of random sizes, with weights large enough that every head matters."""
     gen = generator(seed)
     vocab_size, num_heads, d_head, half = _draw(gen, 6, 12), _draw(gen, 2, 3), _draw(gen, 3, 6), _draw(gen, 4, 7)
+    n_layers, spare = 2 + (seed % 7 > 3), _draw(gen, 1, 6)  # a loop over range(2), or model.max_len as length, fails
     with quiet_rng():
         manual_seed(seed)
-        model = AttentionOnlyLM(vocab_size, num_heads * d_head, num_heads, n_layers=2, max_len=2 * half)
+        model = AttentionOnlyLM(vocab_size, num_heads * d_head, num_heads, n_layers=n_layers, max_len=2 * half + spare)
         with torch.no_grad():
             model.token_embedding.weight.normal_(0.0, 1.0)
             model.position_embedding.weight.normal_(0.0, 1.0)
@@ -509,6 +510,7 @@ def seeded_model(seed: int) -> AttentionOnlyLM:
             model.unembed.weight.normal_(0.0, 2.0 / math.sqrt(model.d_model))
     model.eval().requires_grad_(False)
     model._course_copy_per_call = True  # the check hands each call its own copy, and sees if it was changed
+    model._course_half = half  # the length of the repeated half the cases use (the table holds more positions)
     return model
 
 
@@ -529,8 +531,8 @@ class PartsOnlyLM(AttentionOnlyLM):
 def _ablation_case(seed: int, layer: int, head: int):
     def build():
         model = seeded_model(seed)
-        batch = 3
-        tokens = repeated_tokens(batch, model.max_len // 2, model.vocab_size, generator(seed + 1))
+        batch = 2 + seed % 3
+        tokens = repeated_tokens(batch, model._course_half, model.vocab_size, generator(seed + 1))
         head_index = min(head, model.num_heads - 1)
         with torch.no_grad():
             logits, _ = model(tokens, ablate={(layer, head_index)})

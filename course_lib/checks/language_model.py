@@ -40,10 +40,10 @@ NEG_INF = float("-inf")
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _loss_case(seed: int, batch: int, seq: int, vocab: int):
+def _loss_case(seed: int, batch: int, seq: int, vocab: int, scale: float = 2.0):
     def build():
         gen = generator(seed)
-        logits = randn(gen, batch, seq, vocab, scale=2.0)
+        logits = randn(gen, batch, seq, vocab, scale=scale)  # scale 100: exp overflows without the max subtracted
         tokens = torch.randint(0, vocab, (batch, seq), generator=gen)
         tokens[0, -1] = 0  # token 0 is predicted somewhere: a loss that skips it as padding differs
         return (logits, tokens), reference_loss(logits, tokens)
@@ -161,6 +161,7 @@ LOSS_SPEC = CheckSpec(
         Case("batch of 2, 6 tokens", _loss_case(701, batch=2, seq=6, vocab=7)),
         Case("one sequence", _loss_case(702, batch=1, seq=5, vocab=3)),
         Case("sequences of 2 tokens: one prediction each", _loss_case(703, batch=3, seq=2, vocab=9)),
+        Case("logits in the hundreds", _loss_case(704, batch=2, seq=4, vocab=6, scale=100.0)),
     ],
     mistakes=LOSS_MISTAKES,
     success="Position t predicts token t + 1, averaged over every prediction: nats per token.",
@@ -489,6 +490,7 @@ TOP_P_SPEC = CheckSpec(
         Case("a batch of 4 rows, p = 0.9", _p_case(722, (4, 16), 0.9)),  # wide: a sharper nucleus drops several
         Case("(batch, seq, vocab) logits, p = 0.3", _p_case(723, (2, 3, 6), 0.3)),
         Case("one very likely token, p = 0.6", _p_case(724, (2, 6), 0.6, scale=4.0, dominant=True)),
+        Case("logits in the hundreds, p = 0.8", _p_case(725, (3, 5), 0.8, scale=60.0)),
     ],
     mistakes=TOP_P_MISTAKES,
     success="Each row keeps the smallest set of most likely tokens whose probabilities reach p.",
@@ -543,34 +545,37 @@ class CachedLM:
         return f"CachedLM(vocab_size={self.vocab_size}, d_model={self.d_model}, one block, one head)"
 
 
-def seeded_lm(seed: int = 730) -> CachedLM:
+def seeded_lm(seed: int = 730, vocab: int = VOCAB, d_model: int = D_MODEL, max_len: int = MAX_LEN) -> CachedLM:
     """A one-block, one-head DecoderLM with weights big enough that every mistake changes the logits clearly."""
     with quiet_rng():
         torch.manual_seed(seed)
-        model = DecoderLM(VOCAB, D_MODEL, num_heads=1, n_blocks=1, d_ff=16, max_len=MAX_LEN)
+        model = DecoderLM(vocab, d_model, num_heads=1, n_blocks=1, d_ff=2 * d_model, max_len=max_len)
         with torch.no_grad():
             model.embed.weight.normal_(0.0, 1.0)
             model.positions.weight.normal_(0.0, 1.0)
     return CachedLM(model.eval().requires_grad_(False))
 
 
-_SHARED_LM: list[CachedLM] = []
+_SHARED_LM: dict[int, CachedLM] = {}
+#: The two models the cases share: the notebook's sizes, and other ones (a step written for d_model 8 fails).
+LM_SIZES = {0: {"seed": 730, "vocab": VOCAB, "d_model": D_MODEL, "max_len": MAX_LEN},
+            1: {"seed": 740, "vocab": 13, "d_model": 12, "max_len": 40}}  # fmt: skip
 
 
-def shared_lm() -> CachedLM:
-    """The one model every case of the check passes: a step that keeps state on ``lm`` between calls (a cache stored
-    on the model instead of the arguments) meets its own leftovers in the next case, as it would while generating."""
-    if not _SHARED_LM:
-        _SHARED_LM.append(seeded_lm())
-    return _SHARED_LM[0]
+def shared_lm(which: int = 0) -> CachedLM:
+    """A model several cases of the check pass in turn: a step that keeps state on ``lm`` between calls (a cache
+    stored on the model instead of the arguments) meets its own leftovers in the next case, as while generating."""
+    if which not in _SHARED_LM:
+        _SHARED_LM[which] = seeded_lm(**LM_SIZES[which])
+    return _SHARED_LM[which]
 
 
-def _step_case(seed: int, n_cached: int, n_new: int, batch: int = 2):
+def _step_case(seed: int, n_cached: int, n_new: int, batch: int = 2, which: int = 0):
     """A sequence of n_cached + n_new tokens (the first ones of seed's sequence of 8), its first n_cached cached."""
 
     def build():
-        lm = shared_lm()
-        tokens = torch.randint(0, VOCAB, (batch, 8), generator=generator(seed))[:, : n_cached + n_new]
+        lm = shared_lm(which)
+        tokens = torch.randint(0, lm.vocab_size, (batch, 8), generator=generator(seed))[:, : n_cached + n_new]
         with torch.no_grad():
             x = lm.embed(tokens, torch.arange(n_cached + n_new))
             _, keys, values = lm.project(x)
@@ -811,8 +816,8 @@ STEP_SPEC = CheckSpec(
         Case("a new prompt of 5 tokens, empty cache", _step_case(731, n_cached=0, n_new=5)),
         Case("one new token after 5 cached", _step_case(731, n_cached=5, n_new=1)),
         Case("3 new tokens after 4 cached", _step_case(732, n_cached=4, n_new=3)),
-        Case("a batch of 3: 2 new tokens after 3 cached", _step_case(734, n_cached=3, n_new=2, batch=3)),
-        Case("another prompt of 4 tokens, empty cache", _step_case(733, n_cached=0, n_new=4)),
+        Case("d_model 12: a batch of 3, 2 new tokens after 3 cached", _step_case(734, 3, 2, batch=3, which=1)),
+        Case("d_model 12: another prompt of 4 tokens, empty cache", _step_case(733, n_cached=0, n_new=4, which=1)),
     ],
     mistakes=STEP_MISTAKES,
     success="Your cached step gives the logits of the whole sequence run without a cache.",

@@ -25,11 +25,13 @@ from .spec import Case, CheckSpec, Mistake, TensorOut, TupleOut
 from .tensors import generator
 
 
-def _sizes(seed: int) -> tuple[int, int, int]:
-    """batch 2–3 (more than one: a position counted along the batch shows), seq 3–8, an even d_head 4–12."""
+def _sizes(seed: int, long: bool = False) -> tuple[int, int, int]:
+    """batch 2–3 (more than one: a position counted along the batch shows), seq 3–8 (``long``: 12–24, so a table of
+    angles for the notebook's lengths only does not reach), an even d_head 4–12."""
     g = generator(seed)
-    batch, seq = (int(v) for v in torch.randint(2, 4, (1,), generator=g)), int(torch.randint(3, 9, (1,), generator=g))
-    return next(batch), seq, 2 * int(torch.randint(2, 7, (1,), generator=g))
+    batch = int(torch.randint(2, 4, (1,), generator=g))
+    seq = int(torch.randint(12, 25, (1,), generator=g)) if long else int(torch.randint(3, 9, (1,), generator=g))
+    return batch, seq, 2 * int(torch.randint(2, 7, (1,), generator=g))
 
 
 def _rope(x, pairing="interleaved", first=0, sign=1.0):
@@ -38,9 +40,9 @@ def _rope(x, pairing="interleaved", first=0, sign=1.0):
 
 
 # --- apply_rope -------------------------------------------------------------------------------------------------
-def _rope_case(seed):
+def _rope_case(seed, long=False):
     def build():
-        batch, seq, d_head = _sizes(seed)
+        batch, seq, d_head = _sizes(seed, long)
         x = torch.randn(batch, seq, d_head, generator=generator(seed + 1))
         return (x,), _rope(x)
 
@@ -125,7 +127,8 @@ ROPE_SPEC = CheckSpec(
     function="apply_rope",
     arg_names=("x",),
     output=TensorOut("(batch, seq, d_head)"),
-    cases=[Case(f"random sizes, draw {n + 1}", _rope_case(1000 + 17 * n)) for n in range(3)],
+    cases=[Case(f"random sizes, draw {n + 1}", _rope_case(1000 + 17 * n)) for n in range(3)]
+    + [Case("a longer sequence (12 to 24 positions)", _rope_case(1051, long=True))],
     mistakes=ROPE_MISTAKES,
     success="Every pair turns by m·θ_i: scores between your queries and keys now depend on the offset only.",
     reference=lambda x: _rope(x),
@@ -139,9 +142,9 @@ def _attention(queries, keys, values, rotate_values=False):
     return torch.softmax(scores, dim=-1) @ (_rope(values) if rotate_values else values)
 
 
-def _attention_case(seed):
+def _attention_case(seed, long=False):
     def build():
-        batch, seq, d_head = _sizes(seed)
+        batch, seq, d_head = _sizes(seed, long)
         g = generator(seed + 2)
         q, k, v = (torch.randn(batch, seq, d_head, generator=g) for _ in range(3))
         return (q, k, v), _attention(q, k, v)
@@ -201,7 +204,8 @@ ATTENTION_SPEC = CheckSpec(
     function="rope_attention",
     arg_names=("queries", "keys", "values"),
     output=TensorOut("(batch, seq, d_v)"),
-    cases=[Case(f"random sizes, draw {n + 1}", _attention_case(2000 + 31 * n)) for n in range(3)],
+    cases=[Case(f"random sizes, draw {n + 1}", _attention_case(2000 + 31 * n)) for n in range(3)]
+    + [Case("a longer sequence (12 to 24 positions)", _attention_case(2093, long=True))],
     mistakes=ATTENTION_MISTAKES,
     success="Rotated queries and keys, plain values: attention with rotary positions.",
     reference=lambda q, k, v: _attention(q, k, v),

@@ -51,7 +51,7 @@ def _norm_case(kind: str, seed: int, d_model: int = 6):
             x[1, 2] = randn(gen, d_model, scale=2e-3, shift=-0.02)
             x[1, 3] = 0.5
         elif kind == "4d":
-            x = randn(gen, 2, 2, 3, d_model, scale=2.0, shift=-1.0)
+            x = randn(gen, 2, 3, 4, d_model, scale=2.0, shift=-1.0)
         elif kind == "2d":
             x = randn(gen, 5, d_model, scale=2.0, shift=1.0)
         elif kind == "1d":

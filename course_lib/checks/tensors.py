@@ -4,7 +4,7 @@ Every seed a case is written with is mixed with a *salt* before it seeds anythin
 ``salted(seed)``. One check call uses one salt (so every rebuild of a case gives the same inputs), and every check
 call draws a new one, so a check's inputs cannot be read from the source and typed in. ``COURSE_CHECK_SALT`` fixes
 the salt (for tests, or to repeat a run); ``salt_scope(salt)`` fixes it for the cases built inside it (the grader
-harvests and judges a submission under the same salt, so both sides build the same cases).
+judges each check under a salt of its own; a test repeats a verdict by fixing it).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ def quiet_rng():
 
 @contextlib.contextmanager
 def salt_scope(salt: int) -> Iterator[int]:
-    """Every case built inside uses ``salt``: ``with salt_scope(s): remote.harvest(...)``, and the same ``s`` for
-    ``remote.judge``, build identical cases on both sides."""
+    """Every case built inside uses ``salt``: ``with salt_scope(s): run_check(...)`` (or ``remote.judge``) builds the
+    same inputs each time, so a verdict can be repeated."""
     if isinstance(salt, bool) or not isinstance(salt, int):
         raise TypeError(f"a salt is a whole number, got {salt!r}")
     token = _SALT.set(salt)

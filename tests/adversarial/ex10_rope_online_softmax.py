@@ -91,6 +91,17 @@ def rope_position_of_the_batch(x):
     return _turn(x, positions * 10000.0 ** (-2 * i / x.shape[-1]))
 
 
+@wrong(ROPE, None)
+def rope_table_of_eight_positions(x):
+    # the angles computed once for the 8 positions the notebook's examples use, then cut to the sequence's length
+    table = (
+        10000.0 ** (-2 * torch.arange(x.shape[-1] // 2, dtype=torch.float32) / x.shape[-1]) * torch.arange(8.0)[:, None]
+    )
+    angles = table[: x.shape[-2]]
+    a, b = x[..., 0::2], x[..., 1::2]
+    return torch.stack([a * angles.cos() - b * angles.sin(), a * angles.sin() + b * angles.cos()], dim=-1).flatten(-2)
+
+
 @wrong(ROPE, "sin_cos_swapped")
 def rope_cos_and_sin_swapped(x):
     angles = _angles(x.shape[-2], x.shape[-1])

@@ -1,1 +1,1 @@
-"""Grading a class: `grade` (score tables), `sandbox` (bubblewrap), `worker` (runs one submission inside it), `runner` (a learner's notebooks headless)."""
+"""Grading a class: `grade` (score tables), `sandbox` (bubblewrap), `serve` (runs one submission inside it and answers calls), `remote` (the checks' calls from the grader's side, which judges), `wire` (the frames between them), `runner` (a learner's notebooks headless)."""

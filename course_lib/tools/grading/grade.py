@@ -3,13 +3,14 @@
 The verdict comes from this process, which never runs a submission's code. For each submitted notebook it
 
 1. reads the file (never through a symbolic link, at most 20 MB) and checks that it is a notebook;
-2. runs it in a separate, sandboxed process (``sandbox``: bubblewrap where the machine allows it) with
-   ``worker``, which runs the notebook's definitions only (imports, functions, classes, constants), calls the
-   exercise's functions on the checks' inputs, drawn from a salt chosen here for this run, and returns what they
-   returned; only after that does it run the notebook's cells, for the report;
-3. judges those outputs here against its own reference (``checks.remote.judge``, with the same salt): the same
-   messages a check cell prints, so a notebook that replaces the checks, prints fake results, forges a record or
-   leaves a process behind gains nothing.
+2. runs the whole notebook, as the learner ran it, in a separate, sandboxed process (``sandbox``: bubblewrap where
+   the machine allows it, with a copy of the course package that lacks what the exercise grades) under ``serve``,
+   which then answers this process's calls;
+3. draws each check's inputs here, under a salt drawn for each check, sends them as plain tensors (``wire``), gets
+   back what the learner's function returned (and, where a check asks, the inputs' gradients), and computes the
+   expected values and the verdict here (``remote.judge``: the checks' own code and messages). Nothing the
+   notebook writes is read as a verdict, so replacing the checks, printing fake results or forging a reply gains
+   nothing; a graded function that is a near-verbatim copy of course_lib's is flagged for the instructor.
 
 It writes ``scores.md`` (table, first-line diagnosis of every failed check, skipped files), ``scores.csv`` (one row
 per learner: outcome and points per exercise, one column per check), ``checks.csv`` (one row per check) and
@@ -25,15 +26,11 @@ import io
 import json
 import math
 import os
-import secrets
 import shutil
 import stat
-import struct
 import sys
 import tempfile
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,7 +41,7 @@ from course_lib.tools.grading.runner import RunResult
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 STARTUP_SECONDS = 20.0  # Python, torch and IPython starting inside the sandbox on a busy machine
-CHECK_CALLS = 6  # the checks' calls together may take this many single-call limits (``grade_worker``)
+CHECK_CALLS = 6  # the checks' calls together may take this many single-call limits
 CHECK_STATUS = {
     "passed": "pass",
     "failed": "fail",
@@ -72,6 +69,7 @@ class Graded(RunResult):
     """
 
     sandboxed: bool = False
+    flags: list[str] = field(default_factory=list)  # for the instructor: e.g. a graded function copied from course_lib
 
 
 @dataclass
@@ -211,14 +209,18 @@ def grade_notebook(
     timeout: float = 60.0,
     use_sandbox: bool | None = None,
     hidden: list[Path] | None = None,
+    course_root: Path | None = None,
 ) -> Graded:
-    """Run one notebook in a sandboxed process and judge what its functions return. Never raises for a bad notebook.
+    """Run one notebook in a sandboxed process, call its functions from here and judge them. Never raises for a bad
+    notebook.
 
-    ``timeout`` is for the notebook's cells; each call of a check then gets ``min(5 s, timeout / 10)``, all of them
-    together six times that, and the process is killed, with everything it started, at ``timeout`` plus those plus
-    ``STARTUP_SECONDS``.
+    ``timeout`` is for the notebook's cells; each call of a check then gets ``min(5 s, timeout / 10)`` (a check
+    that lets the learner's code train, its own limit), and the process is killed, with everything it started, at
+    ``timeout`` plus ``CHECK_CALLS`` call limits, the training checks' time and ``STARTUP_SECONDS``.
+    ``course_root``: the copy of the course package for ``exercise`` (``sandbox.course_copy``), made here if None.
     """
-    from course_lib.checks import core, remote
+    from course_lib.checks import calling
+    from course_lib.tools.grading import remote
 
     status = sandbox.probe()
     sandboxed = status.available if use_sandbox is None else (use_sandbox and status.available)
@@ -235,131 +237,160 @@ def grade_notebook(
     if problem:
         graded.status, graded.detail = "unreadable", problem
         return graded
+    graded.flags = copied_references(data, exercise)
     staging = Path(tempfile.mkdtemp(prefix="course-grade-"))
+    session = None
     try:
-        notebook = staging / "notebook.ipynb"
-        notebook.write_bytes(data)
+        inside = staging / "in"
+        inside.mkdir()
+        (inside / "notebook.ipynb").write_bytes(data)
+        _stage_modules(Path(path), inside)
+        if course_root is None:
+            course_root = sandbox.course_copy(exercise, staging / "course")
+        os.chmod(staging, 0o755)
+        os.chmod(inside, 0o755)
         work = staging / "work"
-        work.mkdir()
-        call_seconds = min(core.TIME_LIMIT, max(0.5, timeout / 10))
-        salt = secrets.randbits(31)  # the checks' inputs for this run: unknown to the notebook until it has run
-        inner = "/tmp/in/notebook.ipynb" if sandboxed else str(notebook)
-        worker = [
-            sys.executable,
-            "-m",
-            "course_lib.tools.grading.worker",
-            inner,
-            exercise,
-            f"{timeout:g}",
-            f"{call_seconds:g}",
-            str(salt),
-        ]
+        work.mkdir(mode=0o777)
+        os.chmod(work, 0o777)
+        call_seconds = min(calling.TIME_LIMIT, max(0.5, timeout / 10))
+        notebook = "/tmp/in/notebook.ipynb" if sandboxed else str(inside / "notebook.ipynb")
+        serve = [sys.executable, "-m", "course_lib.tools.grading.serve", notebook, f"{timeout:g}"]
+        extra = calling.extra_seconds(EXERCISES[exercise].specs)  # a check that lets the learner's code train
+        hard_limit = timeout + CHECK_CALLS * call_seconds + extra + STARTUP_SECONDS
         if sandboxed:
-            command, env = sandbox.bwrap_command(worker, staging, hidden or []), None
+            command = sandbox.bwrap_command(serve, inside, hidden or [], course_root=course_root)
+            env, cwd, user = None, None, None
         else:
-            command = worker
+            command, cwd, user = serve, work, None
             env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work), "TMPDIR": str(work), "MPLBACKEND": "Agg",
                    "MPLCONFIGDIR": str(work / ".matplotlib"), "IPYTHONDIR": str(work / ".ipython"), "PYTHONDONTWRITEBYTECODE": "1",
-                   "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8"}  # fmt: skip
-            env["PYTHONPATH"] = str(Path(__file__).resolve().parents[3])
-        extra = core.extra_seconds(EXERCISES[exercise].specs)  # a check that lets the learner's code train
-        hard_limit = timeout + CHECK_CALLS * call_seconds + extra + STARTUP_SECONDS
-        outcome = sandbox.run(command, hard_limit, env=env, cwd=None if sandboxed else work)
-        graded.seconds = outcome.seconds
-        _read_outcome(graded, outcome, exercise, remote, salt)
+                   "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8", "PYTHONPATH": str(course_root)}  # fmt: skip
+            for module in inside.glob("*.py"):
+                shutil.copyfile(module, work / module.name)
+        session = sandbox.Session(command, hard_limit, env=env, cwd=cwd, user=user)
+        try:
+            ready = session.receive(timeout + STARTUP_SECONDS)
+        except remote.SessionLost as exc:
+            ready = None
+            graded.status = "timeout" if session.timed_out or "no answer" in str(exc) else "crashed"
+            graded.detail = (
+                "the cells did not finish in time and the notebook was stopped, with every process it started"
+                if graded.status == "timeout"
+                else f"the notebook wrote into the grader's channel while its cells ran, and was stopped ({exc})"
+                if "something else than the grader's frames" in str(exc)
+                else f"the notebook's process died while its cells ran ({exc})"
+            )
+            if session.too_much_output:
+                graded.status = "too_much_output"
+                graded.detail = f"the notebook wrote more than {sandbox.OUTPUT_BYTES // (1024 * 1024)} MB to the grader"
+        if ready is not None:
+            _read_ready(graded, ready)
+        ask = session.ask if ready is not None and graded.status != "unreadable" else None
+        graded.checks = remote.judge(exercise, ask, call_seconds)
+        graded.seconds = session.seconds
         return graded
     finally:
+        if session is not None:
+            session.close()
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _frames(stdout: bytes) -> list:
-    """The worker's frames, in order, read as data (``torch.load(weights_only=True)``); None for a broken one."""
-    import torch
+MAX_MODULES, MAX_MODULE_BYTES = 20, 1024 * 1024
 
-    from course_lib.tools.grading.worker import MAGIC
 
-    frames, position = [], 0
-    while stdout.startswith(MAGIC, position) and len(stdout) >= position + len(MAGIC) + 8:
-        start = position + len(MAGIC)
-        (size,) = struct.unpack(">Q", stdout[start : start + 8])
-        body = stdout[start + 8 : start + 8 + size]
-        if len(body) != size:
-            break
+def _stage_modules(notebook: Path, into: Path) -> None:
+    """The Python modules beside a notebook in a learner's folder (a submission may be a folder): regular files only,
+    never through a link, at most ``MAX_MODULES`` of at most 1 MB each."""
+    folder = notebook.parent
+    if "__" in notebook.stem:  # a flat file LEARNER__exNN.ipynb: the folder is the whole class's
+        return
+    modules = sorted(p for p in folder.glob("*.py") if not p.is_symlink() and p.is_file())[:MAX_MODULES]
+    for module in modules:
         try:
-            frames.append(torch.load(io.BytesIO(body), weights_only=True))  # data only: nothing from it runs
-        except Exception:
-            frames.append(None)
-        position = start + 8 + size
-    return frames
+            if module.stat().st_size <= MAX_MODULE_BYTES:
+                (into / module.name).write_bytes(read_submission(module))
+                os.chmod(into / module.name, 0o644)
+        except (OSError, ValueError):
+            continue
 
 
-def _read_outcome(graded: Graded, outcome: sandbox.Outcome, exercise: str, remote, salt: int) -> None:
-    from course_lib.checks import tensors
-
-    if outcome.too_much_output:
-        graded.status, graded.detail = (
-            "too_much_output",
-            f"the notebook wrote more than {sandbox.OUTPUT_BYTES // (1024 * 1024)} MB to the grader",
-        )
-        graded.checks = remote.judge(exercise, None)
+def _read_ready(graded: Graded, ready: dict) -> None:
+    """What the sandbox said about the cells (the notebook could have written it: it is shown, never trusted)."""
+    if isinstance(ready.get("unreadable"), str):
+        graded.status, graded.detail = "unreadable", f"not a valid notebook ({ready['unreadable'][:200]})"
         return
-    frames = _frames(outcome.stdout)
-    payload = frames[0] if frames else None  # the values: written before any other statement of the notebook ran
-    reports = [f["report"] for f in frames[1:] if isinstance(f, dict) and isinstance(f.get("report"), dict)]
-    if outcome.timed_out:
-        graded.status, graded.detail = (
-            "timeout",
-            "did not finish in time and was stopped, with every process it started",
-        )
-    if not isinstance(payload, dict):
-        if not outcome.timed_out:
-            graded.status = "crashed"
-            graded.detail = (
-                "the notebook's process died before it returned its results (os._exit, a crash, or out of memory)"
-            )
-        graded.checks = remote.judge(exercise, None)
-        return
-    if isinstance(payload.get("unreadable"), str):
-        graded.status, graded.detail = "unreadable", f"not a valid notebook ({payload['unreadable'][:200]})"
-        return
-    report = reports[-1] if reports else {}
-    errors = report.get("cell_errors")
+    errors = ready.get("cell_errors")
     if isinstance(errors, list):
         graded.cell_errors = [str(error)[:300] for error in errors if isinstance(error, str)][:20]
-    stopped = report.get("stopped_cell")
+    stopped = ready.get("stopped_cell")
     if isinstance(stopped, int) and not isinstance(stopped, bool):
         graded.status = "timeout"
         graded.detail = f"code cell {stopped} did not finish within the time for the cells; later cells did not run"
-    elif not reports and not outcome.timed_out:  # a cell ended the process: its functions were still judged
-        graded.cell_errors.append(
-            "the notebook's process died while its cells ran (os._exit, a crash, or out of memory)"
-        )
-    if isinstance(payload.get("harvest_error"), str) and "record" not in payload:
-        why = payload["harvest_error"].split(": ", 1)[-1][:200]
-        graded.detail = (graded.detail + "; " if graded.detail else "") + f"the checks' calls could not finish: {why}"
-    with tensors.salt_scope(salt):
-        graded.checks = remote.judge(exercise, payload.get("record"))
-    note = _definitions_note(payload, [check for check in graded.checks if not check.get("passed")])
-    if note:
-        graded.detail = (graded.detail + "; " if graded.detail else "") + note
 
 
-def _definitions_note(payload: dict, failed: list[dict]) -> str:
-    """Why a function may be missing or broken here though the notebook's own check passed: what the grader did not
-    run (it calls the functions where only the notebook's definitions ran)."""
-    skipped = [str(line)[:120] for line in payload.get("skipped") or [] if isinstance(line, str)]
-    errors = [str(error)[:200] for error in payload.get("definition_errors") or [] if isinstance(error, str)]
-    notes = []
-    for check in failed:
-        name, message = str(check.get("function", "")), str(check.get("message", ""))
-        if check.get("status") == "missing" or "is not defined" in message:
-            related = [line for line in skipped if name and name in line] or skipped
-            rule = "the grader defines your functions by running only imports, def, class and constants"
-            notes.append(f"{rule}; it did not run {related[0]}" if related else rule)
-            break
-    if errors and failed:
-        notes.append("definitions that raised: " + "; ".join(errors[:2]))
-    return "; ".join(notes)
+def copied_references(data: bytes, exercise: str, threshold: float = 0.98) -> list[str]:
+    """The graded functions of the notebook that are near-verbatim copies of course_lib's implementation (the same
+    statements once names and docstrings are set aside): flagged for the instructor, never failed for it here."""
+    import ast
+    import difflib
+    import importlib
+    import inspect
+    import textwrap
+
+    def shape(node) -> list[str]:
+        """The statements' structure with every name, argument and constant replaced by its kind."""
+        names: dict[str, str] = {}
+        body = [
+            n for n in getattr(node, "body", []) if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+        ]
+        tokens = []
+        for child in ast.walk(ast.Module(body=body, type_ignores=[])):
+            if isinstance(child, ast.Name):
+                tokens.append(names.setdefault(child.id, f"v{len(names)}"))
+            elif isinstance(child, ast.arg):
+                tokens.append(names.setdefault(child.arg, f"v{len(names)}"))
+            elif isinstance(child, ast.Attribute):
+                tokens.append("." + child.attr)
+            elif isinstance(child, ast.Constant):
+                tokens.append("const")
+            elif not isinstance(child, (ast.Load, ast.Store, ast.expr_context)):
+                tokens.append(type(child).__name__)
+        return tokens
+
+    try:
+        notebook = json.loads(data.decode("utf-8-sig"))
+        sources = ["".join(c.get("source", "")) if isinstance(c.get("source"), list) else str(c.get("source", ""))
+                   for c in notebook.get("cells", []) if isinstance(c, dict) and c.get("cell_type") == "code"]  # fmt: skip
+    except Exception:
+        return []
+    functions: dict[str, ast.AST] = {}
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                functions[node.name] = node
+    graded = {spec.function for spec in EXERCISES[exercise].specs}
+    flags = []
+    references = []
+    for dotted in EXERCISES[exercise].withheld:
+        module, qualified = dotted.split(":")
+        try:
+            target = importlib.import_module(module)
+            for part in qualified.split("."):
+                target = getattr(target, part)
+            references.append((dotted, shape(ast.parse(textwrap.dedent(inspect.getsource(target))).body[0])))
+        except Exception:
+            continue
+    for name in sorted(graded & functions.keys()):
+        mine = shape(functions[name])
+        for dotted, theirs in references:
+            if len(mine) >= 12 and difflib.SequenceMatcher(None, mine, theirs, autojunk=False).ratio() >= threshold:
+                flags.append(f"{name} is a near-verbatim copy of course_lib's {dotted.replace(':', '.')}")
+                break
+    return flags
 
 
 # --------------------------------------------------------------------------- grading a class
@@ -432,29 +463,15 @@ def grade(
             f"Grading {len(submissions)} notebook(s) from {len({s.learner for s in submissions})} learner(s), "
             f"{', '.join(assigned)}; {timeout:g} s for each notebook's cells, {jobs} at a time..."
         )
-    from course_lib.checks import remote
-
     solutions = Path(__file__).resolve().parents[3] / "exercises" / "solutions"
-    hidden = [submissions_dir, out_dir, solutions]
-    lock = threading.Lock()
-
-    def one(submission: Submission) -> Graded:
-        try:
-            graded = grade_notebook(submission.path, submission.exercise, timeout, hidden=hidden)
-        except Exception as exc:  # a fault of ours or of the machine: this row says so; the class is still graded
-            graded = Graded(str(submission.path), submission.exercise, "error")
-            graded.detail = f"the grader could not grade this notebook ({type(exc).__name__}: {str(exc)[:150]})"
-            graded.checks = remote.judge(submission.exercise, None)
-        if echo:
-            with lock:
-                echo(
-                    f"  {submission.learner:<20} {submission.exercise:<26} {graded.outcome:<8} "
-                    f"{graded.checks_passed}/{len(EXERCISES[submission.exercise].specs)} ({graded.seconds:.1f} s)"
-                )
-        return graded
-
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        results = list(pool.map(one, submissions))
+    copies = Path(tempfile.mkdtemp(prefix="course-copies-"))
+    os.chmod(copies, 0o755)
+    try:
+        roots = {e: sandbox.course_copy(e, copies / e) for e in sorted({s.exercise for s in submissions})}
+        hidden = [submissions_dir, out_dir, solutions]
+        results = _grade_all(submissions, timeout, hidden, roots, jobs, echo)
+    finally:
+        shutil.rmtree(copies, ignore_errors=True)
     learners = sorted({s.learner for s in submissions})
     cells: dict[tuple[str, str], Graded | None] = {(learner, e): None for learner in learners for e in assigned}
     for submission, graded in zip(submissions, results):
@@ -478,6 +495,59 @@ def grade(
         if not status.available:
             echo(_warning(status))
     return report
+
+
+def _grade_one(submission: Submission, timeout: float, hidden: list[Path], root: Path) -> Graded:
+    from course_lib.tools.grading import remote
+
+    try:
+        return grade_notebook(submission.path, submission.exercise, timeout, hidden=hidden, course_root=root)
+    except Exception as exc:  # a fault of ours or of the machine: this row says so; the class is still graded
+        graded = Graded(str(submission.path), submission.exercise, "error")
+        graded.detail = f"the grader could not grade this notebook ({type(exc).__name__}: {str(exc)[:150]})"
+        graded.checks = remote.judge(submission.exercise, None)
+        return graded
+
+
+def _grade_all(submissions, timeout, hidden, roots, jobs, echo) -> list[Graded]:
+    """Grade every submission, ``jobs`` at a time, each in a process of its own: the checks build their inputs and
+    reference models with torch's random generators, which threads would share (and race on)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    def done(submission: Submission, graded: Graded) -> None:
+        if echo:
+            echo(
+                f"  {submission.learner:<20} {submission.exercise:<26} {graded.outcome:<8} "
+                f"{graded.checks_passed}/{len(EXERCISES[submission.exercise].specs)} ({graded.seconds:.1f} s)"
+            )
+
+    results: list[Graded | None] = [None] * len(submissions)
+    if jobs == 1 or len(submissions) == 1:
+        for index, submission in enumerate(submissions):
+            results[index] = _grade_one(submission, timeout, hidden, roots[submission.exercise])
+            done(submission, results[index])
+        return results
+    context = multiprocessing.get_context(
+        "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    )
+    with ProcessPoolExecutor(max_workers=min(jobs, len(submissions)), mp_context=context) as pool:
+        futures = {
+            pool.submit(_grade_one, submission, timeout, hidden, roots[submission.exercise]): index
+            for index, submission in enumerate(submissions)
+        }
+        from concurrent.futures import as_completed
+
+        for future in as_completed(futures):
+            index = futures[future]
+            try:
+                results[index] = future.result()
+            except Exception as exc:  # the grading process itself died
+                graded = Graded(str(submissions[index].path), submissions[index].exercise, "error")
+                graded.detail = f"the grader could not grade this notebook ({type(exc).__name__})"
+                results[index] = graded
+            done(submissions[index], results[index])
+    return results
 
 
 def _warning(status: sandbox.SandboxStatus) -> str:
@@ -532,7 +602,7 @@ def _cell(text) -> str:
 def score_csv(report: GradeReport) -> str:
     """One row per learner: per exercise its outcome, its points (checks passed) and each check's result; totals."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv.writer(buffer, lineterminator="\r\n")  # a field holding CR or LF is quoted
     header = ["student_id"]
     for exercise in report.exercises:
         header += [exercise, f"{exercise} points", f"{exercise} possible"]
@@ -554,7 +624,7 @@ def score_csv(report: GradeReport) -> str:
 def checks_csv(report: GradeReport) -> str:
     """One row per learner and check, with the first line of the diagnosis of a check that did not pass."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv.writer(buffer, lineterminator="\r\n")  # a field holding CR or LF is quoted
     writer.writerow(["student_id", "exercise", "check", "function", "result", "mistake", "diagnosis"])
     for learner in report.learners:
         for exercise in report.exercises:
@@ -578,7 +648,7 @@ def gradebook_csv(report: GradeReport) -> str:
     ID"; Moodle: username or ID number) and map the column on import.
     """
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv.writer(buffer, lineterminator="\r\n")  # a field holding CR or LF is quoted
     writer.writerow(["Student", "SIS Login ID", *(f"{e} ({_possible(e)} points)" for e in report.exercises), "Total"])
     for learner in report.learners:
         points = [_points(report, learner, e) for e in report.exercises]
@@ -640,9 +710,18 @@ def score_markdown(report: GradeReport, submissions_dir: Path, timeout: float) -
                     lines.append(f"  - {_md(_first_line(check))}")
     if not details:
         lines.append("Every submitted exercise passes.")
+    flagged = [
+        (learner, exercise, flag)
+        for learner in report.learners
+        for exercise in report.exercises
+        for flag in (getattr(report.cells[(learner, exercise)], "flags", None) or [])
+    ]
+    if flagged:  # graded as they ran (a copy that works passes): the instructor decides what it means
+        lines += ["", "## For the instructor to look at", ""]
+        lines += [f"- **{_md(learner)} / {exercise}**: {_md(flag)}" for learner, exercise, flag in flagged]
     if report.skipped:
         lines += ["", "## Skipped files", ""]
-        lines += [f"- `{_md(path)}`: {reason}" for path, reason in report.skipped]
+        lines += [f"- {_md(path)}: {_md(reason)}" for path, reason in report.skipped]
     return "\n".join(lines) + "\n"
 
 
@@ -656,4 +735,10 @@ def _first_line(check: dict) -> str:
 
 
 def _md(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ").replace("`", "'")
+    """``text`` as one line of Markdown that shows exactly these characters: no HTML, heading, link, table cell or
+    emphasis of its own (a learner's folder name or exception message is data, never markup)."""
+    import html
+    import re
+
+    text = html.escape(" ".join(str(text).split()), quote=False)  # CR, LF, tabs: one space; <img ...> shows as text
+    return re.sub(r"([\\`*_\[\]{}()#+!|~>-])", r"\\\1", text)

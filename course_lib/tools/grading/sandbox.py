@@ -53,6 +53,23 @@ ISOLATION = [
     "--gid",
     str(SANDBOX_UID),
 ]
+#: As root, a user namespace would map the sandbox's uid back to root on the host (a 0600 root file opens). So root
+#: runs bwrap without one (IPC, PID, network, UTS and cgroup namespaces only) and the command inside starts by
+#: becoming nobody for real: ``setpriv`` drops every uid, gid, group and capability before Python starts.
+ROOT_ISOLATION = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+
+
+def isolation() -> list[str]:
+    return ROOT_ISOLATION if os.geteuid() == 0 else ISOLATION
+
+
+def as_nobody(command: list[str]) -> list[str]:
+    """``command`` run as nobody (uid and gid 65534, no groups, no capabilities) when the grader is root."""
+    if os.geteuid() != 0:
+        return command
+    drop = [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}",
+            "--clear-groups", "--bounding-set=-all", "--inh-caps=-all", "--"]  # fmt: skip
+    return drop + command
 
 
 @dataclass
@@ -82,8 +99,12 @@ def probe(refresh: bool = False) -> SandboxStatus:
             False, "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap)", limit
         )
         return _STATUS
-    command = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *ISOLATION,
-               "--die-with-parent", "--new-session", "true"]  # fmt: skip
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        _STATUS = SandboxStatus(False, "the grader runs as root and setpriv (util-linux) is missing: the sandbox could "
+                                "not drop to nobody", limit)  # fmt: skip
+        return _STATUS
+    command = [binary, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *isolation(),
+               "--die-with-parent", "--new-session", *as_nobody(["true"])]  # fmt: skip
     try:
         run = subprocess.run(command, capture_output=True, text=True, timeout=30)
     except Exception as exc:  # pragma: no cover - depends on the machine
@@ -108,7 +129,13 @@ def probe(refresh: bool = False) -> SandboxStatus:
     _STATUS = SandboxStatus(
         True,
         "bubblewrap: only the system, Python and the course package (read-only) and the notebook visible, private "
-        f"/tmp and /run, no network, own PID and user namespaces, no capabilities{fork}{memory}",
+        "/tmp and /run, no network, own PID namespace, "
+        + (
+            "run as nobody (uid 65534, no user namespace that maps back to root)"
+            if os.geteuid() == 0
+            else "own user namespace"
+        )
+        + f", no capabilities{fork}{memory}",
         limit,
     )
     return _STATUS
@@ -256,8 +283,8 @@ def _threads_of(uid: int) -> int:
     return count
 
 
-def _limits(cpu_seconds: float, group: ProcessGroupLimit | None):
-    """A ``preexec_fn``: its own session, the cgroup, and resource limits."""
+def _limits(cpu_seconds: float, group: ProcessGroupLimit | None, user: tuple[int, int] | None = None):
+    """A ``preexec_fn``: its own session, the cgroup, resource limits, and (``user``) another uid and gid."""
     nproc = (
         None
         if group is not None and group.path is not None or os.geteuid() == 0
@@ -277,15 +304,19 @@ def _limits(cpu_seconds: float, group: ProcessGroupLimit | None):
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
         if nproc is not None:
             resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        if user is not None:  # root grades as nobody: the sandbox's user namespace then maps to nobody, not root
+            os.setgroups([])
+            os.setgid(user[1])
+            os.setuid(user[0])
 
     return apply
 
 
-def visible_paths() -> list[Path]:
-    """What the sandbox shows besides the system: Python, its installed packages and the course package.
+def visible_paths(course_root: Path | None = None) -> list[Path]:
+    """What the sandbox shows besides the system: Python, its installed packages and the course package's copy.
 
-    Never the checkout that holds the course package (its ``.git``, its solutions, its tests): only the package
-    folder itself is shown, at its own path, so an installed (or editable) course imports as it does outside.
+    Never the checkout that holds the course package (its ``.git``, its solutions, its tests), nor the package
+    itself: ``course_root`` is the folder holding the copy made for the exercise (``course_copy``).
     """
     course = Path(__file__).resolve().parents[2]  # course_lib/
     checkout = course.parent
@@ -295,11 +326,15 @@ def visible_paths() -> list[Path]:
         if path is not None and path.is_dir() and path.name in ("site-packages", "dist-packages"):
             found.add(path)
     found = {path for path in found if path.exists() and path != checkout and path not in checkout.parents}
-    found.add(course)
+    found = {path for path in found if path != course and course not in path.parents}
+    if course_root is not None:
+        found.add(Path(course_root).resolve())
     return sorted(found)
 
 
-def bwrap_command(command: list[str], staging: Path, hidden: list[Path], workdir: str = "/tmp/work") -> list[str]:
+def bwrap_command(
+    command: list[str], staging: Path, hidden: list[Path], workdir: str = "/tmp/work", course_root: Path | None = None
+) -> list[str]:
     """The bwrap command line that runs ``command`` with ``staging`` visible read-only at ``/tmp/in``."""
     arguments = [_bwrap() or "bwrap"]
     for system in SYSTEM_PATHS:
@@ -313,18 +348,23 @@ def bwrap_command(command: list[str], staging: Path, hidden: list[Path], workdir
     arguments += ["--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
     for folder in PRIVATE_FOLDERS:
         size = TMP_BYTES if folder == "/tmp" else 16 * 1024 * 1024
-        arguments += ["--size", str(size), "--tmpfs", folder]
-    arguments += ["--dir", workdir, "--ro-bind", str(staging), "/tmp/in"]
-    needed = visible_paths()
+        arguments += ["--perms", "1777", "--size", str(size), "--tmpfs", folder]
+    arguments += ["--perms", "0777", "--dir", workdir, "--ro-bind", str(staging), "/tmp/in"]
+    needed = visible_paths(course_root)
     for path in needed:  # after the private folders, so a venv kept under /tmp is not hidden by them
         arguments += ["--ro-bind", str(path), str(path)]
     for folder in hidden:
         folder = Path(folder).resolve()
         if folder.is_dir() and any(path == folder or path in folder.parents for path in needed):
             arguments += ["--tmpfs", str(folder)]  # e.g. the solutions inside a shown folder: an empty one instead
+    bound = [*needed, Path("/tmp/in"), *(Path(p) for p in SYSTEM_PATHS)]  # read-only binds: not bwrap's folders
+    parents = {parent for path in bound for parent in Path(path).parents} - {Path("/"), *map(Path, PRIVATE_FOLDERS)}
+    parents = sorted(p for p in parents if not any(p == b or b in p.parents for b in bound))
+    for parent in parents:  # the folders bwrap made to hold the binds copy the host's modes (/root is 0700)
+        arguments += ["--chmod", "0755", str(parent)]
     arguments += ["--remount-ro", "/"]  # the sandbox's root: nothing may be written outside its sized folders
     arguments += [
-        *ISOLATION,  # user (no capabilities), IPC, PID, network (loopback only), UTS and cgroup namespaces
+        *isolation(),  # IPC, PID, network (loopback only), UTS, cgroup and (not as root) user namespaces
         "--hostname", "sandbox",
         "--die-with-parent",
         "--new-session",
@@ -340,10 +380,10 @@ def bwrap_command(command: list[str], staging: Path, hidden: list[Path], workdir
         "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
         "--setenv", "OMP_NUM_THREADS", "1",
         "--setenv", "MKL_NUM_THREADS", "1",
-        # the worker imports the grader's own course_lib (the same checks that judge it), not another installed copy
-        "--setenv", "PYTHONPATH", str(Path(__file__).resolve().parents[3]),
+        # the notebook imports the copy of course_lib made for its exercise, without what the exercise grades
+        "--setenv", "PYTHONPATH", str(Path(course_root).resolve()) if course_root else "",
         "--",
-        *command,
+        *as_nobody(command),
     ]  # fmt: skip
     return arguments
 
@@ -432,3 +472,298 @@ def kill(process: subprocess.Popen) -> None:
         process.kill()
     except ProcessLookupError:
         pass
+
+
+# --------------------------------------------------------------------------- a conversation with a sandboxed process
+
+
+class Session:
+    """A sandboxed process the grader talks to: ``wire`` frames on its stdin and stdout.
+
+    ``receive`` and ``ask`` wait at most the seconds given; a process that writes anything but frames, more than
+    ``OUTPUT_BYTES`` in all, or a reply to another request, has lost the conversation (``SessionLost``). ``close``
+    kills it, with everything it started. The whole session ends at ``deadline`` seconds after it started.
+    """
+
+    def __init__(self, command: list[str], deadline: float, env: dict | None = None, cwd: Path | None = None,
+                 user: tuple[int, int] | None = None):  # fmt: skip
+        import queue
+
+        self.started = time.monotonic()
+        self.deadline = self.started + deadline
+        self.group = ProcessGroupLimit()
+        self.process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=_limits(deadline, self.group, user),
+            env=env,
+            cwd=cwd,
+            close_fds=True,
+        )
+        self.frames: queue.Queue = queue.Queue()
+        self.read_bytes = 0
+        self.too_much_output = False
+        self.timed_out = False
+        self.lost: str | None = None
+        self.requests = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        from course_lib.tools.grading import wire
+
+        def read(size: int) -> bytes:
+            if self.read_bytes + size > OUTPUT_BYTES:
+                self.too_much_output = True
+                raise wire.WireError(f"the notebook wrote more than {OUTPUT_BYTES // (1024 * 1024)} MB to the grader")
+            data = self.process.stdout.read(size)
+            self.read_bytes += len(data)
+            return data
+
+        try:
+            while True:
+                frame = wire.read_frame(read)
+                if frame is None:
+                    self.frames.put(("end", "the notebook's process ended (os._exit, a crash, or out of memory)"))
+                    return
+                self.frames.put(("frame", frame))
+        except Exception as exc:
+            self.frames.put(("end", f"it wrote something else than the grader's frames ({exc})"))
+
+    def receive(self, seconds: float) -> dict:
+        """The next frame; ``SessionLost`` if there is none within ``seconds`` (then the process is killed)."""
+        import queue
+
+        from course_lib.tools.grading.remote import NoAnswer, SessionLost
+
+        if self.lost:
+            raise SessionLost(self.lost)
+        wait = min(seconds, self.deadline - time.monotonic())
+        try:
+            kind, item = self.frames.get(timeout=max(wait, 0.0))
+        except queue.Empty:
+            self.timed_out = wait < seconds
+            self.lost = f"no answer within {max(wait, 0):.3g} s: it was stopped"
+            self.close()
+            raise NoAnswer(self.lost) from None
+        if kind == "end":
+            self.lost = str(item)
+            self.close()
+            raise SessionLost(self.lost)
+        return item
+
+    def ask(self, request: dict, seconds: float) -> dict:
+        """Send ``request`` and return the reply to it (given ``seconds`` for the call, plus a margin)."""
+        from course_lib.tools.grading import wire
+        from course_lib.tools.grading.remote import SessionLost
+
+        if self.lost:
+            raise SessionLost(self.lost)
+        self.requests += 1
+        request = {**request, "id": self.requests}
+        try:
+            self.process.stdin.write(wire.pack(request))
+            self.process.stdin.flush()
+        except (OSError, ValueError):
+            self.lost = "the notebook's process stopped reading the grader's requests"
+            self.close()
+            raise SessionLost(self.lost) from None
+        reply = self.receive(seconds * 1.5 + 2.0)
+        if reply.get("id") != self.requests:
+            self.lost = "it answered another request than the grader's"
+            self.close()
+            raise SessionLost(self.lost)
+        return reply
+
+    @property
+    def seconds(self) -> float:
+        return round(time.monotonic() - self.started, 2)
+
+    def close(self) -> None:
+        try:
+            self.process.stdin.close()
+        except Exception:
+            pass
+        kill(self.process)
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not wait
+            pass
+        self.group.close()
+
+
+# --------------------------------------------------------------------------- the course package a sandbox sees
+
+#: What ``course_lib.checks`` is inside a sandbox: every ``check_*`` says the grader checks it; ``short_training``
+#: (exercise 05's experiment runs it) and ``seeded_lm`` (exercise 08's demonstration) are given; nothing else is there.
+CHECKS_STUB = '''"""The checks are not here: while a notebook is graded, the grader calls its functions and judges them outside."""
+
+import functools
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+def _checked_by_the_grader(name):
+    def check(*args, **kwargs):
+        print(f"{name}: checked by the grader, outside this notebook")
+
+    check.__name__ = name
+    return check
+
+
+def compare_with_prediction(*args, **kwargs):
+    print("compare_with_prediction: measured by the grader, outside this notebook")
+
+
+{short_training}
+
+
+def seeded_lm(seed: int = 730):
+    from course_lib.decoder import DecoderLM
+    from course_lib.tools.grading.serve import CachedLM
+
+    torch.manual_seed(seed)
+    model = DecoderLM(11, 8, num_heads=1, n_blocks=1, d_ff=16, max_len=128)
+    with torch.no_grad():
+        model.embed.weight.normal_(0.0, 1.0)
+        model.positions.weight.normal_(0.0, 1.0)
+    return CachedLM(model.eval().requires_grad_(False))
+
+
+def __getattr__(name):
+    if name.startswith("check_"):
+        return _checked_by_the_grader(name)
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise ImportError(
+        f"course_lib.checks.{{name}} is not available while the notebook is graded (the grader judges it outside)"
+    )
+'''
+SUBMODULE_STUB = (
+    "from course_lib.checks import *  # noqa: F403\nfrom course_lib.checks import __getattr__  # noqa: F401\n"
+)
+
+
+#: ``course_lib/_graded.py`` in a sandbox's copy: where a withheld function that has the name of a graded one sends
+#: its calls (the learner's own version of it, from the notebook's namespace), so a notebook that uses
+#: ``course_lib.attention.softmax`` inside its own ``attention`` runs on its own ``softmax``, while a ``softmax`` that
+#: hands its work to course_lib's meets itself and gets the withheld message. Never an implementation of course_lib's.
+GRADED_MODULE = '''"""While a notebook is graded, course_lib's version of a function the exercise grades is the learner's own."""
+
+import inspect
+
+NAMESPACE: dict = {}  # the notebook's namespace (``serve`` sets it before the cells run)
+_ACTIVE: set = set()
+
+
+def forward(name, message, stub, given):
+    """Call the learner's ``name`` with the arguments ``stub`` was called with (``given``: its locals)."""
+    function = NAMESPACE.get(name)
+    if name in _ACTIVE or function is None or function is stub or not callable(function):
+        raise RuntimeError(message)
+    parameters = list(inspect.signature(stub).parameters.values())
+    args = [given[p.name] for p in parameters]
+    while args and parameters[len(args) - 1].default is not inspect.Parameter.empty:
+        try:
+            inspect.signature(function).bind(*args)
+            break
+        except TypeError:  # e.g. the learner's softmax(scores) for course_lib's softmax(scores, dim=-1)
+            last = parameters[len(args) - 1]
+            if not (args[-1] is last.default or args[-1] == last.default):
+                raise RuntimeError(message) from None
+            args.pop()
+        except ValueError:
+            break
+    _ACTIVE.add(name)
+    try:
+        return function(*args)
+    finally:
+        _ACTIVE.discard(name)
+'''
+
+
+def _withheld_body(node, dotted: str, exercise: str, forward: bool = False):
+    import ast
+
+    message = (
+        f"{dotted.replace(':', '.')} is not available while your notebook is graded: {exercise} "
+        "grades your own version of it, so write it with torch operations"
+    )
+    if forward:  # the learner's own function of that name answers (``GRADED_MODULE``)
+        name = node.name
+        node.body = ast.parse(
+            f"import course_lib._graded as _graded\nreturn _graded.forward({name!r}, {message!r}, {name}, locals())"
+        ).body
+        node.decorator_list = []
+        return node
+    node.body = [ast.Raise(exc=ast.Call(ast.Name("RuntimeError", ast.Load()), [ast.Constant(message)], []), cause=None)]
+    return node
+
+
+def _withhold(path: Path, names: list[str], exercise: str, forwarded: set[str] = frozenset()) -> None:
+    """Rewrite the module at ``path`` so that each ``module:qualified.name`` in ``names`` raises when called (or, for
+    a top-level function named in ``forwarded``, calls the learner's function of that name)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for dotted in names:
+        parts = dotted.split(":", 1)[1].split(".")
+        scope, node = tree.body, None
+        for part in parts:
+            node = next(
+                (
+                    n
+                    for n in scope
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == part
+                ),
+                None,
+            )
+            if node is None:
+                raise RuntimeError(f"{dotted} is not in {path}: the exercise's withheld list is out of date")
+            scope = node.body
+        _withheld_body(node, dotted, exercise, forward=len(parts) == 1 and parts[0] in forwarded)
+    path.write_text(ast.unparse(ast.fix_missing_locations(tree)) + "\n", encoding="utf-8")
+
+
+def course_copy(exercise: str, into: Path) -> Path:
+    """A copy of the course package for ``exercise``'s sandbox, in ``into``: without the checks (a stub that says the
+    grader checks), without the tools (but the two modules that serve the grader), and with every implementation the
+    exercise grades (``Exercise.withheld``) replaced by a function that raises, or, where it has the name of a function
+    the exercise grades, that calls the learner's own (``GRADED_MODULE``). Returns the folder to put on the path."""
+    import inspect
+
+    from course_lib.checks import experiment
+    from course_lib.checks.registry import EXERCISES
+
+    source = Path(__file__).resolve().parents[2]
+    root = Path(into)
+    target = root / "course_lib"
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "checks", "tools", "*.ipynb")
+    shutil.copytree(source, target, ignore=skip)
+    (target / "tools" / "grading").mkdir(parents=True)
+    (target / "tools" / "__init__.py").write_text("")
+    (target / "tools" / "grading" / "__init__.py").write_text("")
+    for name in ("serve.py", "wire.py"):
+        shutil.copyfile(source / "tools" / "grading" / name, target / "tools" / "grading" / name)
+    (target / "checks").mkdir()
+    training = "\n\n".join(inspect.getsource(f) for f in (experiment._train, experiment.short_training))
+    (target / "checks" / "__init__.py").write_text(CHECKS_STUB.replace("{short_training}", training))
+    for module in ("attention", "encoder", "experiment", "induction", "language_model", "modern", "multihead",
+                   "normalization", "positions", "rnn"):  # fmt: skip
+        (target / "checks" / f"{module}.py").write_text(SUBMODULE_STUB)
+    by_module: dict[str, list[str]] = {}
+    for dotted in EXERCISES[exercise].withheld:
+        by_module.setdefault(dotted.split(":")[0], []).append(dotted)
+    graded = {spec.function for spec in EXERCISES[exercise].specs}
+    for module, names in by_module.items():
+        path = root / (module.replace(".", "/") + ".py")
+        _withhold(path, names, exercise, graded)
+    (target / "_graded.py").write_text(GRADED_MODULE)
+    for folder, _dirs, files in os.walk(root):  # readable by the sandbox's user, whoever that is
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(Path(folder) / name, 0o644)
+    return root
