@@ -77,15 +77,15 @@ def test_every_lesson_notebook_has_a_prediction_checkpoint_whose_prediction_and_
 
 
 def test_a_prediction_locks_once_and_the_reveal_judges_it(record_file):
-    view = predict("05-no-skip")
+    view = predict("04-no-positions")
     view.answer.value = None
     assert view.on_lock() is None and "choose one of" in view.status.value  # nothing chosen: a friendly message
     view.answer.value = "D"
     assert view.on_lock() == "D"
-    assert predict_module.lock("05-no-skip", "A") == "D", "a locked prediction does not change"
-    shown = reveal("05-no-skip", 0.08)
+    assert predict_module.lock("04-no-positions", "A") == "D", "a locked prediction does not change"
+    shown = reveal("04-no-positions", 0.08)
     assert shown.correct is True and "matches the measurement" in repr(shown)
-    wrong = predict_module.Reveal(checkpoints()["05-no-skip"], "A", 0.08)
+    wrong = predict_module.Reveal(checkpoints()["04-no-positions"], "A", 0.08)
     assert wrong.correct is False and "the measurement picks D)" in repr(wrong)
     assert [e["kind"] for e in lines(record_file)] == ["prediction", "observation"]
     assert lines(record_file)[1]["measured"] == 0.08 and lines(record_file)[1]["correct"] is True
@@ -127,15 +127,15 @@ def test_a_guess_outside_the_stated_range_gets_a_clear_message_and_nothing_is_lo
 
 def test_a_guess_locked_after_the_measurement_ran_is_recorded_as_hindsight(record_file):
     # Run All: the experiment and its reveal run before anyone clicks "Lock in"
-    view = predict("05-no-skip")
-    first = reveal("05-no-skip", 0.06)
+    view = predict("04-no-positions")
+    first = reveal("04-no-positions", 0.06)
     assert first.correct is None and lines(record_file) == []
     view.answer.value = "D"
     assert view.on_lock() == "D"
     assert "hindsight" in view.status.value and "not as a prediction" in view.status.value
     assert [e["kind"] for e in lines(record_file)] == ["hindsight"]
     assert lines(record_file)[0]["measured"] == 0.06 and lines(record_file)[0]["prediction"] == "D"
-    again = reveal("05-no-skip", 0.06)  # the learner reruns the result cell
+    again = reveal("04-no-positions", 0.06)  # the learner reruns the result cell
     assert again.correct is None and "hindsight, not as a prediction" in repr(again)
     assert [e["kind"] for e in lines(record_file)] == ["hindsight"], "no observation: nothing was predicted"
     assert all(record._problem(event) is None for event in lines(record_file))
@@ -198,11 +198,11 @@ def test_the_class_report_shows_each_checkpoints_predictions_and_their_distance(
         (class_folder / name / "learning-record.jsonl").write_text(
             "\n".join(
                 [
-                    event("prediction", checkpoint="05-no-skip", notebook="05", prediction=letter),
+                    event("prediction", checkpoint="04-no-positions", notebook="04", prediction=letter),
                     event(
                         "observation",
-                        checkpoint="05-no-skip",
-                        notebook="05",
+                        checkpoint="04-no-positions",
+                        notebook="04",
                         prediction=letter,
                         measured=0.09,
                         correct=letter == "D",
@@ -224,11 +224,11 @@ def test_the_class_report_shows_each_checkpoints_predictions_and_their_distance(
     assert misconceptions._run(args) == 0
     report = (tmp_path / "out" / "misconceptions.md").read_text()
     section = report.split("## Prediction checkpoints")[1]
-    assert "`05-no-skip`" in section and "**D** 2" in section and "**A** 1" in section and "2 of 3" in section
+    assert "`04-no-positions`" in section and "**D** 2" in section and "**A** 1" in section and "2 of 3" in section
     # 03-one-head: distances 0.25, 0.5, 0 → median 0.25
     assert "`03-one-head`" in section and "median distance from the measurement 0.25" in section
     csv_text = (tmp_path / "out" / "misconceptions.csv").read_text()
-    assert "prediction,05-no-skip,,3,2,D,2,0.667" in csv_text
+    assert "prediction,04-no-positions,,3,2,D,2,0.667" in csv_text
 
 
 # --- spaced review ------------------------------------------------------------------------------------------------
