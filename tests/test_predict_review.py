@@ -83,12 +83,12 @@ def test_a_prediction_locks_once_and_the_reveal_judges_it(record_file):
     view.answer.value = "D"
     assert view.on_lock() == "D"
     assert predict_module.lock("04-no-positions", "A") == "D", "a locked prediction does not change"
-    shown = reveal("04-no-positions", 0.08)
+    shown = reveal("04-no-positions", 0.95)
     assert shown.correct is True and "matches the measurement" in repr(shown)
-    wrong = predict_module.Reveal(checkpoints()["04-no-positions"], "A", 0.08)
+    wrong = predict_module.Reveal(checkpoints()["04-no-positions"], "A", 0.95)
     assert wrong.correct is False and "the measurement picks D)" in repr(wrong)
     assert [e["kind"] for e in lines(record_file)] == ["prediction", "observation"]
-    assert lines(record_file)[1]["measured"] == 0.08 and lines(record_file)[1]["correct"] is True
+    assert lines(record_file)[1]["measured"] == 0.95 and lines(record_file)[1]["correct"] is True
 
 
 def test_a_number_checkpoint_reports_how_far_the_prediction_was(record_file):
@@ -172,9 +172,9 @@ def test_without_a_prediction_the_reveal_shows_the_answer_folded_and_records_not
     shown = reveal("02-unscaled", 0.12)
     assert shown.correct is None and lines(record_file) == []
     page = shown._repr_html_()
-    assert page.startswith('<details class="course-checkpoint">') and "measurement picks C)" in page
+    assert page.startswith('<details class="course-checkpoint">') and "measurement picks A)" in page
     static = predict("02-unscaled")._repr_mimebundle_()
-    assert "Predict first." in static["text/plain"] and "<li>C) below 0.5" in static["text/html"]
+    assert "Predict first." in static["text/plain"] and "<li>A) below 0.5" in static["text/html"]
     with pytest.raises(CourseInputError, match="no prediction checkpoint"):
         predict("99-nothing")
     with pytest.raises(CourseInputError, match="finite number"):
