@@ -16,6 +16,7 @@ import torch
 
 import course_lib.checks as checks
 from course_lib.checks import CHECKS, EXERCISES, MISTAKES, SPECS, CheckResult, run_exercise_checks
+from course_lib.tools.exercises.build import checks_output
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "exercises" / "solutions"
@@ -29,7 +30,7 @@ def _solution_namespace(exercise: str) -> dict:
     namespace: dict = {}
     with contextlib.redirect_stdout(io.StringIO()):
         for cell in notebook.cells:
-            if cell.cell_type == "code" and not cell.source.startswith("# NBVAL_CHECK_OUTPUT"):
+            if cell.cell_type == "code" and not checks_output(cell):
                 exec(compile(cell.source, f"{exercise}.ipynb", "exec"), namespace)
     return namespace
 

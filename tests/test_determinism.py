@@ -13,6 +13,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from course_lib.tools.exercises.build import checks_output
+
 ROOT = Path(__file__).resolve().parents[1]
 # 09 trains two models (the induction heads, 2 layers, and a 1-layer control) and prints their losses and scores: the
 # shortest training notebook (about 8 s a run; 06 took twice as long for the same proof)
@@ -60,7 +62,7 @@ def test_training_notebook_is_deterministic(tmp_path):
     stored = nbformat.read(TRAINING_NOTEBOOK, as_version=4)
     checked = 0
     for index, (ours, theirs) in enumerate(zip(first.cells, stored.cells)):
-        if ours.cell_type == "code" and ours.source.startswith("# NBVAL_CHECK_OUTPUT"):
+        if checks_output(ours):
             assert text_outputs(ours) == text_outputs(theirs), f"cell {index} differs from the stored output"
             checked += 1
-    assert checked >= 1, "the training notebook must mark its key results with # NBVAL_CHECK_OUTPUT"
+    assert checked >= 1, "the training notebook must mark its key results for nbval (tag nbval-check-output)"

@@ -99,7 +99,7 @@ def test_solution_notebooks_are_executed_and_every_check_passes():
                 assert not any(o.get("output_type") == "error" for o in cell.outputs), f"{name}: an error cell"
                 for check, function in exercise.checks:
                     if f"{check}({function})" in cell.source:
-                        assert cell.source.startswith(generate.CHECK_MARKER), (
+                        assert generate.checks_output(cell), (
                             f"{name}: {check} cell lacks the nbval marker"
                         )
                         calls[check] = _stdout(cell)
@@ -154,12 +154,17 @@ def test_learner_version_drops_solution_only_cells_markers_and_outputs():
     check = nbformat.v4.new_code_cell("# NBVAL_CHECK_OUTPUT\ncheck(f)", execution_count=2)
     check.outputs = [nbformat.v4.new_output("stream", text="✅ ok\n")]
     check.metadata["execution"] = {"iopub.status.busy": "2024"}
-    solution.cells = [banner, body, check]
+    tagged = nbformat.v4.new_code_cell("check(f)", execution_count=3)
+    tagged.metadata["tags"] = ["nbval-check-output"]
+    solution.cells = [banner, body, check, tagged]
     learner = generate.learner_version(solution)
     assert [cell.source for cell in learner.cells] == [
         'def f(x):\n    raise NotImplementedError("f: replace this line with your code")',
         "check(f)",
+        "check(f)",
     ]
+    assert "tags" not in learner.cells[2].metadata, "the nbval tag goes with the outputs it would compare"
+    assert generate.checks_output(tagged) and generate.checks_output(check) and not generate.checks_output(body)
     assert learner.cells[1].outputs == [] and learner.cells[1].execution_count is None
     assert "execution" not in learner.cells[1].metadata
     assert solution.cells[2].outputs, "the solution itself is left untouched"

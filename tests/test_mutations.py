@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from course_lib.tools.exercises.build import checks_output
+
 ROOT = Path(__file__).resolve().parents[1]
 
 MUTATIONS = {
@@ -280,9 +282,7 @@ def _solution_code(exercise: str) -> list[str]:
     return [
         cell.source
         for cell in notebook.cells
-        if cell.cell_type == "code"
-        and not cell.source.startswith("# NBVAL_CHECK_OUTPUT")
-        and "colab" not in cell.metadata.get("tags", [])
+        if cell.cell_type == "code" and not checks_output(cell) and "colab" not in cell.metadata.get("tags", [])
     ]
 
 

@@ -444,12 +444,20 @@ def _batch_independence(question):
 
 
 def _layernorm_value(question):
+    x = torch.tensor([0.0, 0.0, 0.0, 4.0])
     with torch.no_grad():
-        value = LayerNorm(5)(torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0]))[0].item()
+        value = LayerNorm(4)(x)[0].item()
     assert abs(value - question.answer) <= question.tolerance
-    x = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0])
     unbiased = ((x[0] - x.mean()) / x.std(unbiased=True)).item()
     assert abs(unbiased - question.mistakes[0].answer) <= question.tolerance
+
+
+def _gpt2_medium_blocks(question):
+    block = TransformerEncoderBlock(d_model=1024, num_heads=16, d_ff=4096)
+    assert 24 * count_parameters(block) == question.answer, "24 blocks of course_lib's encoder block"
+    assert count_parameters(block) == question.mistakes[0].answer, "the one-block mistake"
+    assert 24 * (count_parameters(block) - 2 * 2 * 1024) == question.mistakes[2].answer, "without the LayerNorms"
+    assert 24 * count_parameters(block) + 50_257 * 1024 + 1024 * 1024 + 2 * 1024 == 354_823_168, "GPT-2 medium's 355M"
 
 
 def _block_part(part):
@@ -583,7 +591,7 @@ CONSISTENCY = {
     "final-layernorm-value": _layernorm_value,
     "block-ffn-parameters": _block_part("ffn"),
     "block-norm-parameters": _block_part("norms"),
-    "final-block-parameters": _block_part("total"),
+    "final-gpt2-medium-blocks": _gpt2_medium_blocks,
     "block-sequence-length": _block_sequence_length,
     "lm-weight-tying": _weight_tying,
     "lm-top-p-count": _top_p_count,

@@ -7,16 +7,20 @@
 Committing to a prediction before a demonstration makes learners see it correctly more often than only watching
 (Miller et al., 2013). The checkpoints are data, in ``course_lib/checkpoints.yaml``: an id (its notebook's number
 first), the question, and either options with the rule that picks the right one from the measurement
-(``bins``: the measurement falls in option i's range) or a number with a unit and a tolerance.
+(``bins``: the measurement falls in option i's range) or a number with a unit, a tolerance and the ``range`` a guess
+must fall in; and ``why``, the sentence the reveal shows after the measurement to explain it.
 
 Both the locked prediction and the measurement go into the learning record (``course_lib.interactive.record``). Without a
-kernel (the website, GitHub) the question shows with the measured answer folded under it.
+kernel (the website, GitHub) the question shows with the measured answer folded under it. A guess locked after the
+measurement has run in this kernel (Run All runs the experiment before anyone clicks) is recorded as ``hindsight``,
+not as a prediction, and the reveal says so.
 """
 
 from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -42,6 +46,8 @@ class Checkpoint:
     bins: tuple[tuple[float, float], ...] = ()
     unit: str = ""
     tolerance: float | None = None
+    range: tuple[float, float] | None = None  # a number checkpoint: the smallest and largest sensible guess
+    why: str = ""  # one sentence after the measurement: why it came out so
 
     @property
     def kind(self) -> str:
@@ -85,6 +91,9 @@ def checkpoints() -> dict[str, Checkpoint]:
             raise CourseInputError(f"{where}: give one range in bins for each option")
         if not options and "unit" not in item:
             raise CourseInputError(f"{where}: give options (with bins) or a unit (a number to predict)")
+        span = item.get("range")
+        if span is not None and (len(span) != 2 or _number(span[0], where) >= _number(span[1], where)):
+            raise CourseInputError(f"{where}: range must be [low, high] with low < high")
         checkpoint = Checkpoint(
             id=str(item["id"]),
             notebook=str(item["id"])[:2],
@@ -93,6 +102,8 @@ def checkpoints() -> dict[str, Checkpoint]:
             bins=bins,
             unit=str(item.get("unit", "")),
             tolerance=_number(item["tolerance"], where) if "tolerance" in item else None,
+            range=(float(span[0]), float(span[1])) if span is not None else None,
+            why=" ".join(str(item.get("why", "")).split()),
         )
         if checkpoint.id in found:
             raise CourseInputError(f"{where}: the id is used twice")
@@ -108,25 +119,66 @@ def checkpoint(checkpoint_id: str) -> Checkpoint:
 
 
 _locked: dict[str, object] = {}  # checkpoint id → the prediction locked in this kernel
+_measured: dict[str, float] = {}  # checkpoint id → the measurement already revealed in this kernel
+_hindsight: set[str] = set()  # checkpoints whose guess was locked after their measurement had run
+
+DECIMAL_COMMA = re.compile(r"^([+-]?\d+),(\d+)$")  # "0,5": a lone comma between digits is a decimal point
+THOUSANDS = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")  # "1,000,000" or "1,000.5": commas group thousands
+
+
+def parse_number(text) -> float:
+    """A typed guess as a number: ``"0.5"``, ``"0,5"`` (decimal comma), ``"1,000,000"``, ``" 3 "``."""
+    if isinstance(text, bool):
+        raise CourseInputError("type a number, for example 0.5")
+    if isinstance(text, (int, float)):
+        value = float(text)
+    else:
+        typed = str(text).strip().replace(" ", "")
+        if found := DECIMAL_COMMA.match(typed):
+            typed = f"{found.group(1)}.{found.group(2)}"
+        elif THOUSANDS.match(typed):
+            typed = typed.replace(",", "")
+        try:
+            value = float(typed)
+        except ValueError:
+            raise CourseInputError(f"type a number, for example 0.5 (got {str(text).strip()!r})") from None
+    if not math.isfinite(value):
+        raise CourseInputError("type a finite number")
+    return value
 
 
 def lock(checkpoint_id: str, prediction) -> object:
-    """Lock in a prediction (an option letter or a number) and record it; a checkpoint locks once."""
+    """Lock in a prediction (an option letter or a number) and record it; a checkpoint locks once.
+
+    Locked after the checkpoint's measurement was revealed in this kernel, it is recorded as ``hindsight``.
+    """
     spot = checkpoint(checkpoint_id)
     if checkpoint_id in _locked:
         return _locked[checkpoint_id]
     if spot.kind == "choice":
-        if not isinstance(prediction, str) or prediction.upper() not in LETTERS[: len(spot.options)]:
+        if not isinstance(prediction, str) or prediction.strip().upper() not in LETTERS[: len(spot.options)]:
             raise CourseInputError(f"choose one of {', '.join(LETTERS[: len(spot.options)])}")
-        prediction = prediction.upper()
+        prediction = prediction.strip().upper()
     else:
-        try:
-            prediction = float(str(prediction).replace(",", "").strip())
-        except ValueError:
-            raise CourseInputError("type a number, for example 0.5") from None
-        if not math.isfinite(prediction):
-            raise CourseInputError("type a finite number")
+        prediction = parse_number(prediction)
+        if spot.range is not None and not spot.range[0] <= prediction <= spot.range[1]:
+            low, high = spot.range
+            raise CourseInputError(
+                f"{prediction:g} is outside what this question asks: type a number from {low:g} to {high:g}"
+            )
     _locked[checkpoint_id] = prediction
+    if checkpoint_id in _measured:
+        _hindsight.add(checkpoint_id)
+        record.append(
+            {
+                "kind": "hindsight",
+                "checkpoint": checkpoint_id,
+                "notebook": spot.notebook,
+                "prediction": prediction,
+                "measured": _measured[checkpoint_id],
+            }
+        )
+        return prediction
     record.append(
         {"kind": "prediction", "checkpoint": checkpoint_id, "notebook": spot.notebook, "prediction": prediction}
     )
@@ -154,13 +206,19 @@ def outcome(spot: Checkpoint, prediction, measured: float) -> tuple[bool | None,
 class Reveal:
     """The measurement next to the prediction; displayed as the last line of the result cell."""
 
-    def __init__(self, spot: Checkpoint, prediction, measured: float):
-        self.spot, self.prediction, self.measured = spot, prediction, measured
+    def __init__(self, spot: Checkpoint, prediction, measured: float, hindsight: bool = False):
+        self.spot, self.prediction, self.measured, self.hindsight = spot, prediction, measured, hindsight
         self.correct, self.error, self.sentence = outcome(spot, prediction, measured)
+        if hindsight:
+            self.correct = None
+            self.sentence = (
+                f"You locked {spot.label(prediction)} after the measurement had run, so it counts as hindsight, not as "
+                "a prediction. (Restart the kernel and lock in before running the experiment to predict.)"
+            )
 
     def _lines(self) -> list[str]:
         made = self.prediction is not None
-        return [
+        lines = [
             f"Prediction checkpoint: {self.spot.prompt}",
             " ".join(
                 part
@@ -172,12 +230,15 @@ class Reveal:
                 if part
             ),
         ]
+        if self.spot.why:
+            lines.append(f"Why: {self.spot.why}")
+        return lines
 
     def __repr__(self) -> str:
         return "\n".join(self._lines())
 
     def _repr_html_(self) -> str:
-        body = html.escape(self._lines()[1])
+        body = "</p><p>".join(html.escape(line) for line in self._lines()[1:])
         state = "" if self.prediction is None else " open"  # folded where no prediction was made (site, GitHub)
         return (
             f'<details class="course-checkpoint"{state}><summary><strong>Prediction checkpoint</strong> · '
@@ -190,8 +251,11 @@ def reveal(checkpoint_id: str, measured: float) -> Reveal:
     spot = checkpoint(checkpoint_id)
     measured = _number(float(measured) if hasattr(measured, "item") else measured, "measured")
     prediction = _locked.get(checkpoint_id)
-    shown = Reveal(spot, prediction, measured)
-    if prediction is not None:
+    if prediction is None:
+        _measured[checkpoint_id] = measured  # a guess locked from now on comes after the measurement
+    hindsight = checkpoint_id in _hindsight
+    shown = Reveal(spot, prediction, measured, hindsight=hindsight)
+    if prediction is not None and not hindsight:
         record.append(
             {
                 "kind": "observation",
@@ -251,6 +315,13 @@ class PredictionView:
     def _show_locked(self, value) -> None:
         self.answer.disabled = True
         self.button.disabled = True
+        if self.spot.id in _hindsight:
+            self.status.value = (
+                f"<p>Locked: <strong>{html.escape(self.spot.label(value))}</strong>, but the experiment below has "
+                "already run, so this is kept as hindsight, not as a prediction. To predict, restart the kernel and "
+                "lock in before running the experiment.</p>"
+            )
+            return
         self.status.value = (
             f"<p>Locked: <strong>{html.escape(self.spot.label(value))}</strong>. Run the experiment below; its "
             "result cell shows your prediction next to the measurement.</p>"
@@ -260,7 +331,8 @@ class PredictionView:
         lines = [f"Predict first. {self.spot.prompt}"]
         lines += [f"  {LETTERS[i]}) {text}" for i, text in enumerate(self.spot.options)]
         if self.spot.kind == "number":
-            lines.append(f"  (a number{', in ' + self.spot.unit if self.spot.unit else ''})")
+            span = f" from {self.spot.range[0]:g} to {self.spot.range[1]:g}" if self.spot.range else ""
+            lines.append(f"  (a number{span}{', in ' + self.spot.unit if self.spot.unit else ''})")
         return "\n".join(lines)
 
     def _repr_mimebundle_(self, include=None, exclude=None):

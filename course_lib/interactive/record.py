@@ -44,6 +44,7 @@ KINDS = {
     "review": ("quiz", "question", "correct"),
     "prediction": ("checkpoint", "prediction"),
     "observation": ("checkpoint", "prediction", "measured", "correct"),
+    "hindsight": ("checkpoint", "prediction", "measured"),  # a guess locked after its measurement had run
 }
 _warned = False
 

@@ -102,7 +102,7 @@ SamplingWidget(model, vocab, ["the dog , which", "the geese"], max_steps=4)""",
 from course_lib.interactive.predict import predict
 
 predict("02-unscaled")""",
-    'predict("03-heads")',
+    'predict("03-one-head")',
     # every lesson
     """\
 from course_lib.interactive.quiz import load_bank, show_quiz, show_summary

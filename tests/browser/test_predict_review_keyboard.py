@@ -29,7 +29,7 @@ from course_lib.interactive.review import due_items, known_questions, schedule
 
 pytestmark = pytest.mark.browser
 NOTEBOOK = "notebooks/zz_keyboard_widgets.ipynb"
-CHOICE, NUMBER = "02-unscaled", "03-heads"
+CHOICE, NUMBER = "02-unscaled", "03-one-head"
 MISSED_QUIZ = "02"
 MAX_TABS = 14
 
@@ -149,11 +149,11 @@ def test_checkpoints_and_review_work_with_the_keyboard_alone(open_notebook, lab_
     focus_on(second)
     tab_to(page, ".checkpoint-number", MAX_TABS, already=True)
     page.keyboard.press("Control+A")
-    page.keyboard.type("0.7", delay=50)
-    expect(second.locator(".checkpoint-number input")).to_have_value("0.7")
+    page.keyboard.type("3", delay=50)
+    expect(second.locator(".checkpoint-number input")).to_have_value("3")
     tab_to(page, ".checkpoint-lock:not([disabled])", MAX_TABS, already=True)
     page.keyboard.press("Enter")
-    expect(second.locator(".checkpoint-status")).to_contain_text("Locked: 0.7", timeout=30_000)
+    expect(second.locator(".checkpoint-status")).to_contain_text("Locked: 3 of 5 seeds", timeout=30_000)
     nb.screenshot("checkpoints_keyboard", full_page=False)
 
     # the review: the missed question first, then the next one due; Check, then Next, with Enter
@@ -178,7 +178,7 @@ def test_checkpoints_and_review_work_with_the_keyboard_alone(open_notebook, lab_
 
     events = _events(record_file)
     predictions = {event["checkpoint"]: event["prediction"] for event in events if event["kind"] == "prediction"}
-    assert predictions == {CHOICE: picked_label[0], NUMBER: 0.7}
+    assert predictions == {CHOICE: picked_label[0], NUMBER: 3.0}
     assert picked_label[0] in LETTERS[: len(choice.options)]
     reviews = [(event["quiz"], event["question"], event["correct"]) for event in events if event["kind"] == "review"]
     assert reviews == [(quiz, question_id, True) for quiz, question_id in asked]

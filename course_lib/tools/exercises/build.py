@@ -9,9 +9,9 @@
         ### END SOLUTION
 
 The learner version ``exercises/exNN_name.ipynb`` replaces each marked block with a ``raise NotImplementedError``
-line at the block's indentation, clears every output and execution count, drops the ``# NBVAL_CHECK_OUTPUT`` first
-line of the check cells (learner versions are stored without outputs, so nothing could be compared) and drops cells
-tagged ``solution-only``. Generation is deterministic: a fresh build must equal the committed learner version.
+line at the block's indentation, clears every output and execution count, drops nbval's ``nbval-check-output`` tag
+of the check cells (and the older ``# NBVAL_CHECK_OUTPUT`` first line; learner versions are stored without outputs,
+so nothing could be compared) and drops cells tagged ``solution-only``. Generation is deterministic: a fresh build must equal the committed learner version.
 """
 
 from __future__ import annotations
@@ -22,9 +22,16 @@ from pathlib import Path
 
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
-CHECK_MARKER = "# NBVAL_CHECK_OUTPUT"
+CHECK_TAG = "nbval-check-output"  # nbval reads it natively: the cell's stored output must repeat exactly
+CHECK_MARKER = "# NBVAL_CHECK_OUTPUT"  # the older form, a comment on the cell's first line
 SOLUTION_ONLY_TAG = "solution-only"
 CELL_METADATA_DROPPED = ("execution", "collapsed", "scrolled", "ExecuteTime")
+
+
+def checks_output(cell) -> bool:
+    """Whether nbval compares this code cell's output with the stored one (tag ``nbval-check-output`` or comment)."""
+    tags = cell.get("metadata", {}).get("tags", [])
+    return cell.get("cell_type") == "code" and (CHECK_TAG in tags or cell.source.startswith(CHECK_MARKER))
 
 
 class GenerationError(ValueError):
@@ -81,6 +88,11 @@ def learner_version(solution):
             first, _, rest = source.partition("\n")
             if first.strip() == CHECK_MARKER:
                 source = rest
+            tags = cell.metadata.get("tags", [])
+            if CHECK_TAG in tags:
+                tags.remove(CHECK_TAG)
+                if not tags:
+                    del cell.metadata["tags"]
             cell.source = source
             cell.outputs = []
             cell.execution_count = None
