@@ -21,6 +21,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "exercises" / "solutions"
 
 
+def _is_check_cell(cell) -> bool:
+    """A check cell: its stored output is compared (the nbval tag, or the old first-line comment)."""
+    return cell.source.startswith("# NBVAL_CHECK_OUTPUT") or "nbval-check-output" in cell.metadata.get("tags", [])
+
+
 def _solution_namespace(exercise: str) -> dict:
     """Execute the solution notebook's code cells (not the check cells) and return the functions it defines."""
     import nbformat
@@ -29,7 +34,7 @@ def _solution_namespace(exercise: str) -> dict:
     namespace: dict = {}
     with contextlib.redirect_stdout(io.StringIO()):
         for cell in notebook.cells:
-            if cell.cell_type == "code" and not cell.source.startswith("# NBVAL_CHECK_OUTPUT"):
+            if cell.cell_type == "code" and not _is_check_cell(cell):
                 exec(compile(cell.source, f"{exercise}.ipynb", "exec"), namespace)
     return namespace
 

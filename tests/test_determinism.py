@@ -2,7 +2,7 @@
 
 Each notebook seeds everything once through ``course_lib.set_seed``. This test executes a training notebook end to
 end in two fresh kernels and compares every text output of every cell (training progress, accuracies, asserted
-numbers), with wall-clock timings masked out, and then compares the cells marked ``# NBVAL_CHECK_OUTPUT`` with the
+numbers), with wall-clock timings masked out, and then compares the cells tagged ``nbval-check-output`` with the
 outputs stored in the repository.
 """
 
@@ -60,7 +60,7 @@ def test_training_notebook_is_deterministic(tmp_path):
     stored = nbformat.read(TRAINING_NOTEBOOK, as_version=4)
     checked = 0
     for index, (ours, theirs) in enumerate(zip(first.cells, stored.cells)):
-        if ours.cell_type == "code" and ours.source.startswith("# NBVAL_CHECK_OUTPUT"):
+        if ours.cell_type == "code" and "nbval-check-output" in ours.metadata.get("tags", []):
             assert text_outputs(ours) == text_outputs(theirs), f"cell {index} differs from the stored output"
             checked += 1
-    assert checked >= 1, "the training notebook must mark its key results with # NBVAL_CHECK_OUTPUT"
+    assert checked >= 1, "the training notebook must tag its key results nbval-check-output"

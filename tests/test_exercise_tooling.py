@@ -165,6 +165,19 @@ def test_learner_version_drops_solution_only_cells_markers_and_outputs():
     assert solution.cells[2].outputs, "the solution itself is left untouched"
 
 
+def test_learner_version_drops_the_check_output_tag_and_keeps_other_tags():
+    solution = nbformat.v4.new_notebook()
+    check = nbformat.v4.new_code_cell("check(f)", execution_count=1)
+    check.metadata["tags"] = ["nbval-check-output"]
+    folded = nbformat.v4.new_code_cell("show()", execution_count=2)
+    folded.metadata["tags"] = ["fold", "nbval-check-output"]
+    solution.cells = [check, folded]
+    learner = generate.learner_version(solution)
+    assert "tags" not in learner.cells[0].metadata, "the learner version stores no output to compare"
+    assert learner.cells[1].metadata["tags"] == ["fold"]
+    assert solution.cells[1].metadata["tags"] == ["fold", "nbval-check-output"], "the solution is left untouched"
+
+
 def test_build_writes_only_what_changed(workdir):
     target = generate.learner_path(workdir, "ex04_positional_encoding")
     target.write_text("{}", encoding="utf-8")

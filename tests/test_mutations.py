@@ -282,6 +282,7 @@ def _solution_code(exercise: str) -> list[str]:
         for cell in notebook.cells
         if cell.cell_type == "code"
         and not cell.source.startswith("# NBVAL_CHECK_OUTPUT")
+        and "nbval-check-output" not in cell.metadata.get("tags", [])
         and "colab" not in cell.metadata.get("tags", [])
     ]
 

@@ -10,8 +10,8 @@
 
 The learner version ``exercises/exNN_name.ipynb`` replaces each marked block with a ``raise NotImplementedError``
 line at the block's indentation, clears every output and execution count, drops the ``# NBVAL_CHECK_OUTPUT`` first
-line of the check cells (learner versions are stored without outputs, so nothing could be compared) and drops cells
-tagged ``solution-only``. Generation is deterministic: a fresh build must equal the committed learner version.
+line and the ``nbval-check-output`` tag of the check cells (learner versions are stored without outputs, so nothing
+could be compared) and drops cells tagged ``solution-only``. Generation is deterministic: a fresh build must equal the committed learner version.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pathlib import Path
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 CHECK_MARKER = "# NBVAL_CHECK_OUTPUT"
+CHECK_TAG = "nbval-check-output"
 SOLUTION_ONLY_TAG = "solution-only"
 CELL_METADATA_DROPPED = ("execution", "collapsed", "scrolled", "ExecuteTime")
 
@@ -81,6 +82,11 @@ def learner_version(solution):
             first, _, rest = source.partition("\n")
             if first.strip() == CHECK_MARKER:
                 source = rest
+            tags = cell.metadata.get("tags", [])
+            if CHECK_TAG in tags:
+                tags.remove(CHECK_TAG)
+                if not tags:
+                    cell.metadata.pop("tags")
             cell.source = source
             cell.outputs = []
             cell.execution_count = None
