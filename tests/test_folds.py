@@ -117,7 +117,9 @@ def test_the_checks_see_what_they_should():
     typo = nbformat.v4.new_code_cell("print(1)")
     typo.metadata["tags"] = ["nbval-check"]
     assert len(marker_problems(nbformat.v4.new_notebook(cells=[commented, tagged, typo]))) == 2
-    talk = nbformat.v4.new_code_cell("set_seed(0)  # one CPU thread\n# other seeds: python -m course_lib seeds --notebooks 08")
+    talk = nbformat.v4.new_code_cell(
+        "set_seed(0)  # one CPU thread\n# other seeds: python -m course_lib seeds --notebooks 08"
+    )
     prose = nbformat.v4.new_markdown_cell(
         "<details><summary>Seeds</summary>on this machine's AVX-512 kernels</details>"
     )
