@@ -28,6 +28,13 @@ SOLUTION_ONLY_TAG = "solution-only"
 CELL_METADATA_DROPPED = ("execution", "collapsed", "scrolled", "ExecuteTime")
 
 
+def is_check_cell(cell) -> bool:
+    """A solution notebook's check cell: tagged ``nbval-check-output`` (or, in older notebooks, the comment marker)."""
+    return cell.get("cell_type") == "code" and (
+        CHECK_TAG in cell.get("metadata", {}).get("tags", []) or cell.get("source", "").startswith(CHECK_MARKER)
+    )
+
+
 class GenerationError(ValueError):
     """A solution notebook is malformed (unbalanced markers, a marker outside a function, ...)."""
 
