@@ -53,7 +53,9 @@ def _tiles(length: int, tile_size: int):
 
 
 def _scores(q_tile, k_tile, scale, q_start, k_start, causal):
-    """``q_tile k_tileᵀ · scale`` ``(..., rows, cols)``, with −inf where the causal mask forbids (key after query)."""
+    """``q_tile k_tileᵀ · scale`` ``(..., rows, cols)``, with −inf where the causal mask forbids (key after query).
+
+    ``q_start`` is the absolute position of the tile's first query (see ``_query_offset``)."""
     scores = (q_tile @ k_tile.transpose(-2, -1)) * scale
     if causal:
         rows = torch.arange(q_start, q_start + q_tile.shape[-2], device=scores.device)[:, None]
@@ -62,9 +64,16 @@ def _scores(q_tile, k_tile, scale, q_start, k_start, causal):
     return scores
 
 
+def _query_offset(queries, keys) -> int:
+    """The absolute position of query 0: the queries are the *last* seq_q of the seq_k positions (a KV cache holds
+    the earlier ones), so the causal mask is aligned bottom-right, as a decoder's cache needs."""
+    return keys.shape[-2] - queries.shape[-2]
+
+
 def _forward(queries, keys, values, causal, tile_size):
     """Output ``(..., seq_q, d_v)`` and logsumexp ``(..., seq_q)``, one query tile and one key tile at a time."""
     scale = 1.0 / math.sqrt(queries.shape[-1])
+    offset = _query_offset(queries, keys)
     output = queries.new_empty(*queries.shape[:-1], values.shape[-1])
     logsumexp = queries.new_empty(queries.shape[:-1])
     for q_start, q_end in _tiles(queries.shape[-2], tile_size):
@@ -73,9 +82,9 @@ def _forward(queries, keys, values, causal, tile_size):
         running_sum = queries.new_zeros(q_tile.shape[:-1])
         unnormalised = queries.new_zeros(*q_tile.shape[:-1], values.shape[-1])
         for k_start, k_end in _tiles(keys.shape[-2], tile_size):
-            if causal and k_start > q_end - 1:
+            if causal and k_start > offset + q_end - 1:
                 break  # every key of this tile and the next comes after every query of the tile
-            scores = _scores(q_tile, keys[..., k_start:k_end, :], scale, q_start, k_start, causal)
+            scores = _scores(q_tile, keys[..., k_start:k_end, :], scale, offset + q_start, k_start, causal)
             running_max, running_sum, unnormalised = online_softmax_step(
                 running_max, running_sum, unnormalised, scores, values[..., k_start:k_end, :]
             )
@@ -90,15 +99,16 @@ def _backward(queries, keys, values, output, logsumexp, grad_output, causal, til
     dV = Pᵀ dO,   dP = dO Vᵀ,   dS = P ⊙ (dP − D) with D = rowsum(dO ⊙ O),   dQ = dS K · scale,  dK = dSᵀ Q · scale
     """
     scale = 1.0 / math.sqrt(queries.shape[-1])
+    offset = _query_offset(queries, keys)
     grad_q, grad_k, grad_v = torch.zeros_like(queries), torch.zeros_like(keys), torch.zeros_like(values)
     row_dot = (grad_output * output).sum(dim=-1)  # D, (..., seq_q)
     for q_start, q_end in _tiles(queries.shape[-2], tile_size):
         q_tile, d_out = queries[..., q_start:q_end, :], grad_output[..., q_start:q_end, :]
         for k_start, k_end in _tiles(keys.shape[-2], tile_size):
-            if causal and k_start > q_end - 1:
+            if causal and k_start > offset + q_end - 1:
                 break
             k_tile, v_tile = keys[..., k_start:k_end, :], values[..., k_start:k_end, :]
-            scores = _scores(q_tile, k_tile, scale, q_start, k_start, causal)
+            scores = _scores(q_tile, k_tile, scale, offset + q_start, k_start, causal)
             weights = torch.exp(scores - logsumexp[..., q_start:q_end, None])  # P for this tile
             grad_v[..., k_start:k_end, :] += weights.transpose(-2, -1) @ d_out
             grad_weights = d_out @ v_tile.transpose(-2, -1)  # dP
@@ -131,7 +141,10 @@ def tiled_attention(
     """Attention by tiles of ``tile_size`` positions, equal to ``softmax(QKᵀ/√d_k) V``.
 
     queries ``(..., seq_q, d_k)``, keys ``(..., seq_k, d_k)``, values ``(..., seq_k, d_v)`` → ``(..., seq_q, d_v)``.
-    ``causal``: query ``i`` sees keys ``0..i`` (as ``scaled_dot_product_attention(is_causal=True)``).
+    ``causal``: the queries are the last ``seq_q`` of the ``seq_k`` positions, so query ``i`` sees keys
+    ``0..seq_k − seq_q + i`` (for ``seq_q = seq_k``, keys ``0..i``, as ``scaled_dot_product_attention(is_causal=True)``;
+    for fewer queries, the new tokens of a KV cache, the mask is aligned bottom-right, where PyTorch's ``is_causal``
+    aligns it top-left).
     """
     for name, tensor in (("queries", queries), ("keys", keys), ("values", values)):
         check_tensor(name, tensor, "(..., seq, d)", min_dim=2)
@@ -143,14 +156,27 @@ def tiled_attention(
         )
     if queries.shape[:-2] != keys.shape[:-2] or keys.shape[:-2] != values.shape[:-2]:
         raise CourseInputError("queries, keys and values must share their leading (batch, heads) axes")
+    _check_causal_lengths(queries, keys, causal)
     return TiledAttention.apply(queries, keys, values, bool(causal), tile_size)
 
 
+def _check_causal_lengths(queries, keys, causal) -> None:
+    if causal and queries.shape[-2] > keys.shape[-2]:
+        raise CourseInputError(
+            f"a causal mask needs at least as many keys as queries (the queries are the last positions), got "
+            f"{queries.shape[-2]} queries and {keys.shape[-2]} keys"
+        )
+
+
 def plain_attention(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, causal: bool = False):
-    """The textbook ``softmax(QKᵀ/√d_k) V`` with the whole weight matrix, for comparisons; same shapes as above."""
+    """The textbook ``softmax(QKᵀ/√d_k) V`` with the whole weight matrix, for comparisons; same shapes as above.
+
+    ``causal`` aligns the mask bottom-right, as ``tiled_attention`` does (the queries are the last positions)."""
     scores = queries @ keys.transpose(-2, -1) / math.sqrt(queries.shape[-1])  # (..., seq_q, seq_k)
     if causal:
-        scores = scores.masked_fill(torch.ones_like(scores, dtype=torch.bool).triu(1), float("-inf"))
+        _check_causal_lengths(queries, keys, causal)
+        later = torch.ones_like(scores, dtype=torch.bool).triu(1 + keys.shape[-2] - queries.shape[-2])
+        scores = scores.masked_fill(later, float("-inf"))
     return torch.softmax(scores, dim=-1) @ values
 
 

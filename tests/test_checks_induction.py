@@ -35,7 +35,11 @@ SPEC_LIST = (induction.BATCH_SPEC, induction.PREVIOUS_SPEC, induction.PREFIX_SPE
 
 def _solution_cells() -> list[str]:
     notebook = nbformat.read(SOLUTION, as_version=4)
-    return [cell.source for cell in notebook.cells if cell.cell_type == "code" and "NBVAL" not in cell.source]
+    return [
+        cell.source
+        for cell in notebook.cells
+        if cell.cell_type == "code" and "nbval-check-output" not in cell.metadata.get("tags", [])
+    ]
 
 
 def _namespace(cells: list[str]) -> dict:
@@ -466,7 +470,11 @@ def test_every_catalogued_mistake_differs_clearly_from_the_reference():
 
 def _notebook_from(cells: list[str], path: Path) -> Path:
     notebook = nbformat.read(SOLUTION, as_version=4)
-    code = [cell for cell in notebook.cells if cell.cell_type == "code" and "NBVAL" not in cell.source]
+    code = [
+        cell
+        for cell in notebook.cells
+        if cell.cell_type == "code" and "nbval-check-output" not in cell.metadata.get("tags", [])
+    ]
     for cell, source in zip(code, cells):
         cell.source = source
     nbformat.write(notebook, path)

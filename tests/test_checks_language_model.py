@@ -117,7 +117,11 @@ def kv_cache_step(lm, cache_keys, cache_values, new_tokens):
 
 def _solution_cells() -> list[str]:
     notebook = nbformat.read(SOLUTION, as_version=4)
-    return [cell.source for cell in notebook.cells if cell.cell_type == "code" and "NBVAL" not in cell.source]
+    return [
+        cell.source
+        for cell in notebook.cells
+        if cell.cell_type == "code" and "nbval-check-output" not in cell.metadata.get("tags", [])
+    ]
 
 
 def _namespace(cells: list[str]) -> dict:
@@ -208,7 +212,11 @@ def test_the_step_cases_cover_a_prompt_one_token_and_a_chunk():
 
 def _notebook_from(cells: list[str], path: Path) -> Path:
     notebook = nbformat.read(SOLUTION, as_version=4)
-    code = [cell for cell in notebook.cells if cell.cell_type == "code" and "NBVAL" not in cell.source]
+    code = [
+        cell
+        for cell in notebook.cells
+        if cell.cell_type == "code" and "nbval-check-output" not in cell.metadata.get("tags", [])
+    ]
     for cell, source in zip(code, cells):
         cell.source = source
     for source in cells[len(code) :]:

@@ -220,8 +220,8 @@ def test_without_a_catalogued_mistake_a_tuple_output_names_the_wrong_item():
 def test_the_grader_replays_the_same_messages():
     """The grader calls the function across the sandbox wall (``tools.grading.remote``, here answered in this
     process through the same frames and server code): it names the same mistake, or none."""
-    from course_lib.tools.grading import remote
     from course_lib.checks.attention import attention_keys_not_transposed
+    from course_lib.tools.grading import remote
 
     cases = {
         "ex08_language_model": {

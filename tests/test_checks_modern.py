@@ -129,10 +129,8 @@ UNCATALOGUED = [
     (modern.ROPE_SPEC, rope_halves_output),
     (modern.ROPE_SPEC, rope_transposed),
     (modern.ATTENTION_SPEC, attention_causal),
-    (modern.ATTENTION_SPEC, attention_softmax_wrong_axis),
     (modern.ATTENTION_SPEC, attention_returns_weights),
     (modern.STEP_SPEC, step_sum_without_new_block),
-    (modern.STEP_SPEC, step_rescale_inverted),
     (modern.STEP_SPEC, step_global_max),
     (modern.STEP_SPEC, step_two_values),
     (modern.STEP_SPEC, step_exponentials_not_shifted),  # passed while every score stayed below ~10
@@ -164,3 +162,16 @@ def test_every_salt_gives_a_state_whose_maximum_the_new_block_beats_in_some_rows
                 (running_max, _, _, scores, _), _ = case.build()
                 beaten = scores.amax(dim=-1) > running_max
                 assert beaten.any() and not beaten.all(), (salt, case.label, beaten)
+
+
+@pytest.mark.parametrize(
+    "spec, buggy, key",
+    [
+        (modern.ATTENTION_SPEC, attention_softmax_wrong_axis, "softmax_over_queries"),
+        (modern.STEP_SPEC, step_rescale_inverted, "inverted_factor"),  # its first block patched to look right
+    ],
+    ids=["softmax_over_queries", "inverted_factor"],
+)
+def test_once_uncatalogued_versions_are_now_named(spec, buggy, key):
+    result = run_check(spec, buggy, verbose=False)
+    assert not result.passed and result.mistake == key, (result.mistake, result.message)

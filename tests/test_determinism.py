@@ -2,7 +2,7 @@
 
 Each notebook seeds everything once through ``course_lib.set_seed``. This test executes a training notebook end to
 end in two fresh kernels and compares every text output of every cell (training progress, accuracies, asserted
-numbers), with wall-clock timings masked out, and then compares the cells marked ``# NBVAL_CHECK_OUTPUT`` with the
+numbers), with wall-clock timings masked out, and then compares the cells tagged ``nbval-check-output`` with the
 outputs stored in the repository.
 """
 

@@ -99,9 +99,7 @@ def test_solution_notebooks_are_executed_and_every_check_passes():
                 assert not any(o.get("output_type") == "error" for o in cell.outputs), f"{name}: an error cell"
                 for check, function in exercise.checks:
                     if f"{check}({function})" in cell.source:
-                        assert generate.checks_output(cell), (
-                            f"{name}: {check} cell lacks the nbval marker"
-                        )
+                        assert generate.checks_output(cell), f"{name}: {check} cell lacks the nbval marker"
                         calls[check] = _stdout(cell)
         assert set(calls) == {check for check, _ in exercise.checks}, f"{name}: missing check cells"
         for check, text in calls.items():
@@ -168,6 +166,19 @@ def test_learner_version_drops_solution_only_cells_markers_and_outputs():
     assert learner.cells[1].outputs == [] and learner.cells[1].execution_count is None
     assert "execution" not in learner.cells[1].metadata
     assert solution.cells[2].outputs, "the solution itself is left untouched"
+
+
+def test_learner_version_drops_the_check_output_tag_and_keeps_other_tags():
+    solution = nbformat.v4.new_notebook()
+    check = nbformat.v4.new_code_cell("check(f)", execution_count=1)
+    check.metadata["tags"] = ["nbval-check-output"]
+    folded = nbformat.v4.new_code_cell("show()", execution_count=2)
+    folded.metadata["tags"] = ["fold", "nbval-check-output"]
+    solution.cells = [check, folded]
+    learner = generate.learner_version(solution)
+    assert "tags" not in learner.cells[0].metadata, "the learner version stores no output to compare"
+    assert learner.cells[1].metadata["tags"] == ["fold"]
+    assert solution.cells[1].metadata["tags"] == ["fold", "nbval-check-output"], "the solution is left untouched"
 
 
 def test_build_writes_only_what_changed(workdir):

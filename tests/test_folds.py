@@ -95,3 +95,46 @@ def test_the_checks_see_a_generic_title_and_a_comment_marker():
     assert untitled_folds(bad) == ["How sure are we?"]
     assert fold_titles(bad) == ["How sure are we?", "Five more seeds"]
     assert comment_markers(bad) == ["cell 2: # NBVAL_CHECK_OUTPUT"]
+
+
+# What a learner reads on the main path (Markdown outside the folds, code cells not folded) holds no bookkeeping of the
+# repository: CPU kernels, threads, test files, sweep commands. A fold may name the command that reruns its numbers.
+BOOKKEEPING = re.compile(
+    r"AVX[\w-]*|ATEN_CPU_CAPABILITY|\bCPU threads?\b|\bone CPU thread\b|\bthis machine'?s?\b|\bkernels? sets?\b|"
+    r"\btests/test_\w+\.py\b|python -m course_lib (?:evidence|seeds|sweeps)\b|\bbenchmarks/\w+",
+    re.IGNORECASE,
+)
+
+
+def bookkeeping_in_the_open(notebook) -> list[str]:
+    from course_lib.tools.publish import reading_time
+
+    found = []
+    for index, cell in enumerate(notebook.cells):
+        tags = cell.metadata.get("tags", [])
+        if "colab" in tags or cell.source.lstrip().startswith("**Speaker notes"):
+            continue
+        if cell.cell_type == "code" and reading_time.is_folded_code(cell):
+            continue
+        text = reading_time.FOLD.sub(" ", cell.source) if cell.cell_type == "markdown" else cell.source
+        found += [f"cell {index}: {match.group(0)!r}" for match in BOOKKEEPING.finditer(text)]
+    return found
+
+
+LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) + sorted((ROOT / "exercises").glob("ex*.ipynb"))
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=ids)
+def test_no_machine_or_command_talk_in_the_open_lesson(path):
+    found = bookkeeping_in_the_open(nbformat.read(path, as_version=4))
+    assert not found, f"{path.name}: CPU, thread, test-file or command talk on the main path: {found[:6]}"
+
+
+def test_the_bookkeeping_check_sees_open_talk_and_spares_folds():
+    talk = nbformat.v4.new_code_cell("set_seed(0)  # one CPU thread\n# other seeds: python -m course_lib seeds 08")
+    prose = nbformat.v4.new_markdown_cell("On this machine's AVX-512 kernels the loss falls.")
+    folded = nbformat.v4.new_markdown_cell(
+        "<details><summary>Ten more seeds</summary>python -m course_lib evidence 08</details>"
+    )
+    clean = nbformat.v4.new_markdown_cell("The loss falls at step 120 in this run.")
+    assert len(bookkeeping_in_the_open(nbformat.v4.new_notebook(cells=[talk, prose, folded, clean]))) == 4

@@ -178,6 +178,13 @@ def _random_case(g, dtype):
     return make(batch, heads, seq_q, d_k), make(batch, heads, seq_k, d_k), make(batch, heads, seq_k, d_v), causal, tile
 
 
+def _bottom_right(q, k):
+    """The causal mask of a decoder with a cache: the seq_q queries are the last of seq_k positions (True: may attend).
+    PyTorch's ``is_causal=True`` aligns it top-left instead, which is the same only when seq_q = seq_k."""
+    seq_q, seq_k = q.shape[-2], k.shape[-2]
+    return torch.ones(seq_q, seq_k, dtype=torch.bool).tril(seq_k - seq_q)
+
+
 @pytest.mark.parametrize("dtype, tolerance", [(torch.float32, 1e-5), (torch.float64, 1e-10)])
 def test_tiled_attention_equals_pytorch_fused_attention_in_values_and_gradients(dtype, tolerance):
     g = torch.Generator().manual_seed(0)
@@ -187,7 +194,7 @@ def test_tiled_attention_equals_pytorch_fused_attention_in_values_and_gradients(
         kinds["causal"] += causal
         kinds["ragged"] += q.shape[-2] % tile != 0 or k.shape[-2] % tile != 0
         ours = tiled_attention(q, k, v, causal=causal, tile_size=tile)
-        theirs = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        theirs = F.scaled_dot_product_attention(q, k, v, attn_mask=_bottom_right(q, k) if causal else None)
         cotangent = torch.randn(ours.shape, generator=g, dtype=dtype)
         grads = torch.autograd.grad(ours, (q, k, v), cotangent)
         expected = torch.autograd.grad(theirs, (q, k, v), cotangent)
@@ -232,3 +239,26 @@ def test_tiled_attention_refuses_shapes_that_do_not_fit():
         tiled_attention(torch.randn(2, 5, 4), torch.randn(2, 5, 3), torch.randn(2, 5, 3))
     with pytest.raises(CourseInputError, match="tile_size"):
         tiled_attention(torch.randn(2, 5, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 3), tile_size=0)
+
+
+@pytest.mark.parametrize("tile", [1, 3, 8])
+def test_tiled_causal_attention_on_the_newest_queries_equals_the_last_rows_of_full_attention(tile):
+    """The KV-cache case: 3 new queries against 11 keys (8 cached) give the last 3 rows of attention over all 11."""
+    g = torch.Generator().manual_seed(7)
+    q, k, v = (torch.randn(2, 2, 11, 4, generator=g, dtype=torch.float64, requires_grad=True) for _ in range(3))
+    full = F.scaled_dot_product_attention(q, k, v, is_causal=True)[..., -3:, :]
+    newest = tiled_attention(q[..., -3:, :], k, v, causal=True, tile_size=tile)
+    torch.testing.assert_close(newest, full, msg="the newest queries must see every cached key and themselves")
+    torch.testing.assert_close(plain_attention(q[..., -3:, :], k, v, causal=True), full)
+    d_out = torch.randn(full.shape, generator=g, dtype=torch.float64)
+    for got, want in zip(torch.autograd.grad(newest, (q, k, v), d_out), torch.autograd.grad(full, (q, k, v), d_out)):
+        torch.testing.assert_close(got, want)
+    one = tiled_attention(q[..., -1:, :], k, v, causal=True, tile_size=tile)  # one new token: sees all 11 keys
+    torch.testing.assert_close(one, F.scaled_dot_product_attention(q[..., -1:, :], k, v))
+
+
+def test_causal_attention_refuses_more_queries_than_keys():
+    q, k = torch.randn(1, 5, 4), torch.randn(1, 3, 4)
+    for attend in (tiled_attention, plain_attention):
+        with pytest.raises(CourseInputError, match="at least as many keys as queries"):
+            attend(q, k, k, causal=True)

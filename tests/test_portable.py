@@ -3,7 +3,7 @@
 PyTorch picks its vector kernels for the CPU it runs on (AVX-512, AVX2, or the portable "default" ones), and its
 matrix library does the same; floating-point sums then round in a different order, and a trained model ends up a
 little different. A notebook must pass anyway: its checks on trained results are thresholds with measured margins,
-and the cells whose stored output must repeat exactly (``# NBVAL_CHECK_OUTPUT``) print nothing that training
+and the cells whose stored output must repeat exactly (``nbval-check-output`` tag) print nothing that training
 rounds. This test reruns what the kernels can change (every lesson; the exercise solutions whose checks train, see
 ``notebooks``; not the knowledge checks, which are quizzes) with nbval in a fresh process under each capability in
 ``COURSE_CAPABILITIES`` (default: ``default``, the portable kernels any machine has), skipping the one the machine

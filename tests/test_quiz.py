@@ -550,7 +550,21 @@ def _induction_key_position(question):
     assert prefix_matching_score(weights, half).item() == 1.0
 
 
+def _gqa_cache_ratio(question):
+    from course_lib.decoder import DecoderLM
+
+    nbytes = {}
+    for n_kv in (32, 8):
+        model = DecoderLM(10, 64, 32, 1, 64, max_len=8, n_kv_heads=n_kv).eval()
+        cache = model.new_cache()
+        with torch.no_grad():
+            model(torch.zeros(1, 8, dtype=torch.long), cache)
+        nbytes[n_kv] = cache.nbytes
+    assert nbytes[32] == question.answer * nbytes[8]
+
+
 CONSISTENCY = {
+    "part2-gqa-cache-size": _gqa_cache_ratio,
     "lm-top-k-equivalent": _top_k_equivalent,
     "rnn-final-state-shape": _rnn_final_state,
     "vanishing-gradient-exponent": _vanishing_exponent,

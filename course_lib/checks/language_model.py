@@ -411,6 +411,18 @@ def top_p_least_likely_first(logits, p):
     return _nucleus(logits, p, descending=False)
 
 
+def top_p_not_scattered_back(logits, p):
+    """Decides in sorted order, then applies the sorted decisions to the logits in vocabulary order."""
+    probs = torch.softmax(logits, dim=-1).sort(dim=-1, descending=True).values
+    return logits.masked_fill(probs.cumsum(dim=-1) - probs >= p, NEG_INF)
+
+
+def top_p_gathered_back(logits, p):
+    """Carries the sorted decisions back with gather(order), the inverse of the permutation scatter applies."""
+    probs, order = torch.softmax(logits, dim=-1).sort(dim=-1, descending=True)
+    return logits.masked_fill(~(probs.cumsum(dim=-1) - probs < p).gather(-1, order), NEG_INF)
+
+
 def top_p_left_sorted(logits, p):
     """Filters right, but returns the kept logits in sorted order instead of at their tokens' positions."""
     sorted_logits = logits.sort(dim=-1, descending=True).values
@@ -458,6 +470,21 @@ TOP_P_MISTAKES = _filter_mistakes(
             "After deciding in sorted order, put each decision back at its token's id (the indices that the sort "
             "returned, e.g. with scatter), so that entry v of the result still belongs to token v.",
             top_p_left_sorted,
+        ),
+        Mistake(
+            "not_scattered_back",
+            "the decisions made in sorted order are applied to the logits in vocabulary order, never carried back",
+            "Entry i of your sorted decisions belongs to token order[i], the i-th most likely, not to token i. Put "
+            "each decision back at its token's id (scatter with the indices the sort returned, on a tensor of False) "
+            "before you mask the logits.",
+            top_p_not_scattered_back,
+        ),
+        Mistake(
+            "gathered_back",
+            "the sorted decisions are carried back with gather(order), which moves them the wrong way",
+            "gather with the sort's indices reads entry order[i] into place i; you need the opposite, entry i "
+            "written to place order[i], which is what scatter does (on a tensor of False).",
+            top_p_gathered_back,
         ),
     ],
 )

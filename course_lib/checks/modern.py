@@ -166,12 +166,24 @@ def attention_only_queries(queries, keys, values):
     return torch.softmax(scores, dim=-1) @ values
 
 
+def attention_softmax_over_queries(queries, keys, values):
+    scores = _rope(queries) @ _rope(keys).transpose(-2, -1) / math.sqrt(queries.shape[-1])
+    return torch.softmax(scores, dim=-2) @ values
+
+
 def attention_no_scaling(queries, keys, values):
     scores = _rope(queries) @ _rope(keys).transpose(-2, -1)
     return torch.softmax(scores, dim=-1) @ values
 
 
 ATTENTION_MISTAKES = [
+    Mistake(
+        "softmax_over_queries",
+        "the softmax runs over the queries' axis (dim=-2) instead of the keys'",
+        "Each query's weights over the keys must sum to 1: the scores are (batch, seq_q, seq_k), so take the softmax "
+        "over the last axis, dim=-1.",
+        attention_softmax_over_queries,
+    ),
     Mistake(
         "values_rotated",
         "the values are rotated too",
@@ -275,6 +287,28 @@ def step_old_max(running_max, running_sum, output, scores, values):
     return _step(running_max, running_sum, output, scores, values, old_max=True)
 
 
+def step_inverted_factor(running_max, running_sum, output, scores, values):
+    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+    rescale = torch.exp(new_max - running_max)  # e^(m' - m): the inverse of the right factor
+    weights = torch.exp(scores - new_max[:, None])
+    return new_max, rescale * running_sum + weights.sum(-1), rescale[:, None] * output + weights @ values
+
+
+def step_weights_old_max(running_max, running_sum, output, scores, values):
+    new_max = torch.maximum(running_max, scores.amax(dim=-1))
+    rescale = torch.exp(running_max - new_max)
+    weights = torch.exp(scores - running_max[:, None])  # against the old maximum m, not m'
+    return new_max, rescale * running_sum + weights.sum(-1), rescale[:, None] * output + weights @ values
+
+
+def step_output_kept_normalised(running_max, running_sum, output, scores, values):
+    """Treats the output as a running average (already divided by the sum) and keeps it one."""
+    new_max, new_sum, _ = _step(running_max, running_sum, output, scores, values)
+    rescale = torch.exp(running_max - new_max)
+    weights = torch.exp(scores - new_max[:, None])
+    return new_max, new_sum, (rescale[:, None] * running_sum[:, None] * output + weights @ values) / new_sum[:, None]
+
+
 def step_normalised_output(running_max, running_sum, output, scores, values):
     new_max, new_sum, new_output = _step(running_max, running_sum, output, scores, values)
     return new_max, new_sum, new_output / new_sum[:, None]
@@ -331,6 +365,29 @@ STEP_MISTAKES = [
         "the output is divided by the running sum at every step",
         "Keep the output unnormalised (Σ e^(s − m) v); the division by the sum happens once, after the last block.",
         step_normalised_output,
+    ),
+    Mistake(
+        "inverted_factor",
+        "the old sum and output are multiplied by e^(m_new − m) instead of e^(m − m_new)",
+        "The old terms were e^(s − m); relative to the larger m_new they are e^(s − m_new) = e^(m − m_new)·e^(s − m): "
+        "the factor is at most 1 (it shrinks the old terms) and 0 on the first block, where m = −inf.",
+        step_inverted_factor,
+    ),
+    Mistake(
+        "weights_old_max",
+        "the new block's weights are e^(s − m) with the old maximum instead of e^(s − m_new)",
+        "Once the old sum and output are moved to the new maximum, the new block's terms must use it too: "
+        "e^(scores − m_new[:, None]). With the old one they do not match, and on the first block (m = −inf) they "
+        "overflow.",
+        step_weights_old_max,
+    ),
+    Mistake(
+        "output_kept_normalised",
+        "the output is kept as a running average (divided by the sum) instead of unnormalised",
+        "The output in this state is Σ e^(s − m) v, not yet divided by anything: rescale it by e^(m − m_new) and add "
+        "weights @ values, without multiplying by the old sum or dividing by the new one. The division happens "
+        "once, after the last block.",
+        step_output_kept_normalised,
     ),
 ]
 

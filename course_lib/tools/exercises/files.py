@@ -335,7 +335,7 @@ def execute_solutions(exercises_dir: Path, timeout: float = 120.0, echo=print) -
             raise ExerciseToolError(f"solutions/{path.name} does not run: {first[0]}. Nothing was written.") from None
         for cell in notebook.cells:
             cell.metadata.pop("execution", None)
-            if cell.cell_type == "code" and cell.source.startswith(generate.CHECK_MARKER):
+            if generate.checks_output(cell):
                 text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
                 if not text.startswith("✅") or "❌" in text or "⏳" in text:
                     failures.append(f"{name}: {text.strip() or 'no output'}")
