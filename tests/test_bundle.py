@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.checks.registry import EXERCISES
+from course_lib.checks import EXERCISES
 from course_lib.tools import cli
 from course_lib.tools.exercises import build as generate
 from course_lib.tools.publish import bundle as bundle_module

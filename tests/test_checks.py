@@ -119,7 +119,7 @@ def test_every_mistake_is_really_wrong_on_the_check_inputs():
             except Exception:
                 differs = True
                 break
-            if not checks.core.same(got, expected, 1e-4, 1e-3):
+            if not checks.judging.same(got, expected, 1e-4, 1e-3):
                 differs = True
                 break
         assert differs, f"{check_name}/{mistake.key}: the buggy example passes every test"

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from course_lib.checks import CHECKS, SPECS, CheckResult
-from course_lib.checks.tensors import salt_scope
+from course_lib.checks.spec import salt_scope
 
 STATUSES = {"passed", "failed", "error", "not_implemented"}
 

@@ -15,9 +15,11 @@ import pytest
 import torch
 
 from course_lib.checks import EXERCISES, SPECS, check_kv_cache_step, check_top_k_filter, check_top_p_filter
-from course_lib.checks.core import _clone, _passes, _recognise, run_check, same
+from course_lib.checks.calling import _clone
+from course_lib.checks.core import run_check
+from course_lib.checks.judging import _passes, _recognise, same
 from course_lib.checks.language_model import _step
-from course_lib.checks.tensors import salt_scope
+from course_lib.checks.spec import salt_scope
 
 NEG_INF = float("-inf")
 

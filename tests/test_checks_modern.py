@@ -153,7 +153,7 @@ def test_every_salt_gives_a_state_whose_maximum_the_new_block_beats_in_some_rows
     """Whatever the salt, the online-step cases after an earlier block have a row whose maximum the new block beats
     and one whose maximum it does not: otherwise "the maximum is not carried forward" passes those cases and is first
     caught on the first block as "not finite" (salt 762 did that: 3 salts in 2,000)."""
-    from course_lib.checks.tensors import salt_scope
+    from course_lib.checks.spec import salt_scope
 
     later = [case for case in modern.STEP_SPEC.cases if "first block" not in case.label]
     for salt in range(300):

@@ -18,7 +18,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from course_lib.checks import registry
+from course_lib.checks import EXERCISES
 from course_lib.checks.core import run_check
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +28,7 @@ LESSONS = {
     "10": "notebooks/10_modern_block.ipynb",
 }
 PART_2 = ("ex08_language_model", "ex09_induction_heads", "ex10_rope_online_softmax")
-GRADED = {spec.function: spec for name in PART_2 for spec in registry.EXERCISES[name].specs}
+GRADED = {spec.function: spec for name in PART_2 for spec in EXERCISES[name].specs}
 
 
 def _lesson_functions(path: str) -> dict[str, object]:

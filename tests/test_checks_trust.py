@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import course_lib.checks as checks
-from course_lib.checks import CHECKS, EXERCISES, MISTAKES, SPECS, core
+from course_lib.checks import CHECKS, EXERCISES, MISTAKES, SPECS, calling, core, judging
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -227,13 +227,13 @@ def test_a_mistake_is_named_only_where_it_differs_from_the_reference():
                 if mistake.probe is not None or mistake.raises is not None:
                     continue
                 try:
-                    buggy = mistake.example(*core._clone(args))
+                    buggy = mistake.example(*calling._clone(args))
                 except Exception:
                     continue
-                if core.same(buggy, expected, spec.atol, spec.rtol):
+                if judging.same(buggy, expected, spec.atol, spec.rtol):
                     nearly = expected + 1e-3 if isinstance(expected, torch.Tensor) else None
                     if nearly is not None:
-                        assert not core._recognise(spec, mistake, nearly, args, expected), (check_name, mistake.key)
+                        assert not judging._recognise(spec, mistake, nearly, args, expected), (check_name, mistake.key)
 
 
 def test_the_learners_own_type_error_is_not_blamed_on_the_signature():
@@ -486,7 +486,7 @@ def test_a_step_that_keeps_state_on_the_model_fails():
 
 def test_every_check_call_draws_its_inputs_from_a_salt(monkeypatch):
     """Inside one salt scope a case builds the same inputs every time; another salt builds others."""
-    from course_lib.checks.tensors import SALT_VARIABLE, salt_scope
+    from course_lib.checks.spec import SALT_VARIABLE, salt_scope
 
     monkeypatch.delenv(SALT_VARIABLE, raising=False)
     for spec in SPECS.values():
@@ -504,7 +504,7 @@ def test_every_check_call_draws_its_inputs_from_a_salt(monkeypatch):
 
 
 def test_a_failing_check_tells_its_salt_and_the_variable_repeats_it(monkeypatch):
-    from course_lib.checks.tensors import SALT_VARIABLE
+    from course_lib.checks.spec import SALT_VARIABLE
 
     def softmax_plus_one(scores):
         return torch.softmax(scores, dim=-1) + 1

@@ -11,7 +11,7 @@ import torch
 
 from course_lib.checks import check_experiment, compare_with_prediction, short_training
 from course_lib.checks import experiment as exp
-from course_lib.checks.tensors import salt_scope
+from course_lib.checks.spec import salt_scope
 
 
 def experiment(seed):

@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_lib.checks.registry import EXERCISES
+from course_lib.checks import EXERCISES
 from course_lib.tools.grading import grade as grading
 from course_lib.tools.grading import sandbox
 from course_lib.tools.grading.runner import RunResult

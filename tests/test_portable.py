@@ -22,8 +22,7 @@ import pytest
 import torch
 
 from course_lib import _syllabus as syllabus
-from course_lib.checks import calling
-from course_lib.checks.registry import EXERCISES
+from course_lib.checks import EXERCISES, calling
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPABILITIES = os.environ.get("COURSE_CAPABILITIES", "default").split()

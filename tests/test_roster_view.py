@@ -10,7 +10,7 @@ import csv
 
 from test_learning_record import GOOD, learner_record
 
-from course_lib.checks.registry import EXERCISES
+from course_lib.checks import EXERCISES
 from course_lib.interactive.quiz.loader import load_bank
 from course_lib.tools.cli import main
 

@@ -20,10 +20,9 @@ import torch
 from ..attention import causal_mask, scaled_dot_product_attention
 from ..attention import softmax as reference_softmax
 from . import trace
-from .compare import explains
 from .core import export_checks
-from .spec import Case, CheckSpec, Mistake, TensorOut
-from .tensors import generator, randn
+from .judging import explains
+from .spec import Case, CheckSpec, Mistake, TensorOut, generator, randn
 
 # --------------------------------------------------------------------------- softmax
 

@@ -15,9 +15,10 @@ loop forever, hang on to NumPy, return junk, change its inputs in place) becomes
 (except ``KeyboardInterrupt``, so the stop button still works), stops a call after ``TIME_LIMIT`` seconds, and never
 prints the reference solution.
 
-This module is the evaluation loop (``run_check``, ``judge``); the parts it is made of live next to it: ``spec``
-(what a check is), ``calling`` (time limit, copies, tracebacks), ``compare`` (outputs and mistakes), ``describe``
-and ``text`` (messages), ``gradients``. The names below stay importable from here.
+This module is the evaluation loop (``run_check``, ``judge``) and the ``check_*`` functions made from the specs; the
+engine's other three files, by job: ``spec`` (what a check is, and its seeded inputs), ``calling`` (the learner's
+function called safely) and ``judging`` (comparison, mistakes, gradients, messages). Every name is imported from
+the file that defines it.
 """
 
 from __future__ import annotations
@@ -29,87 +30,43 @@ from typing import Any
 
 from ..interactive import record
 
-# Re-exported: remote, the grading worker and the tests reach these through ``core``.
-from .calling import (  # noqa: F401
+from .calling import (
     TIME_LIMIT,
-    RecordedFrame,
     TimeLimitExceeded,
-    _call_with_alarm,
-    _call_with_trace,
+    _call_text,
     _changed_inputs,
     _clone,
-    _copy,
-    _frame_location,
-    _is_library,
+    _exception_text,
     _is_stub,
-    _learner_frame,
-    _library_roots,
-    _same_module,
+    _safe_bool,
     _signature_mismatch,
     call_with_time_limit,
-    extra_seconds,
     own_code,
     watch_for,
 )
-from .compare import (  # noqa: F401
-    _all_close,
-    _compare_tensor,
-    _conform,
-    _extra,
+from .judging import (
+    _gradient_verdict,
     _judge,
-    _passes,
-    _plain_tensor,
-    _recognise,
-    _tensors,
-    explains,
-    finite_close,
-    same,
-)
-from .describe import (  # noqa: F401
-    _generic_exception_hint,
     _mutation_hint,
     _not_a_function,
     _not_implemented,
+    _passes,
     _raised,
-    _read_shape,
-    _returned_hint,
-    _shape_hint,
+    _recognise,
     _timed_out,
+    learner_gradients,
 )
-from .gradients import _cotangents, _differentiable, _gradient_verdict, _leaves, learner_gradients  # noqa: F401
-from .spec import (  # noqa: F401
+from .spec import (
     ERROR,
     FAILED,
     ICONS,
-    MISSING,
-    NOT_IMPLEMENTED,
     PASSED,
-    TIMEOUT,
     Case,
     CheckResult,
     CheckSpec,
     Mistake,
-    TensorOut,
-    TupleOut,
     _result,
-    _Verdict,
-)
-from .tensors import check_scope, generator, quiet_rng, randn, salt_scope  # noqa: F401
-from .text import (  # noqa: F401
-    _article,
-    _axis_names,
-    _call_text,
-    _describe,
-    _dtype,
-    _exception_text,
-    _item_axes,
-    _item_names,
-    _safe_bool,
-    _safe_str,
-    _shape,
-    _shorten,
-    _unravel,
-    _where,
+    check_scope,
 )
 
 

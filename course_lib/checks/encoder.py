@@ -24,8 +24,7 @@ import torch
 from ..blocks import FeedForward, TransformerEncoderBlock
 from . import trace
 from .core import export_checks
-from .spec import Case, CheckSpec, Mistake, TensorOut
-from .tensors import generator, manual_seed, quiet_rng, randn
+from .spec import Case, CheckSpec, Mistake, TensorOut, generator, manual_seed, quiet_rng, randn
 
 D_MODEL, NUM_HEADS, D_FF = 8, 2, 16
 

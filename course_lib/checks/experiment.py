@@ -24,10 +24,9 @@ import torch.nn.functional as F
 
 from ..interactive import record
 from .calling import _is_stub
-from .compare import explains
 from .core import export_checks, run_check
-from .spec import ICONS, NOT_IMPLEMENTED, PASSED, Case, CheckResult, CheckSpec, Mistake, TensorOut
-from .tensors import generator
+from .judging import explains
+from .spec import ICONS, NOT_IMPLEMENTED, PASSED, Case, CheckResult, CheckSpec, Mistake, TensorOut, generator
 
 #: The baseline: what ``short_training`` does when no setting is changed.
 BASELINE = {"residual": True, "layer_norm": True, "n_blocks": 8, "steps": 20}

@@ -32,8 +32,7 @@ from ..attention_only import previous_token_score as reference_previous
 from ..lab.tasks.repeated import repeated_tokens
 from ..multihead import merge_heads
 from .core import export_checks
-from .spec import Case, CheckSpec, Mistake, TensorOut
-from .tensors import generator, manual_seed, quiet_rng
+from .spec import Case, CheckSpec, Mistake, TensorOut, generator, manual_seed, quiet_rng
 
 
 def _draw(gen: torch.Generator, low: int, high: int) -> int:

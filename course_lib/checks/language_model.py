@@ -28,10 +28,9 @@ from ..decoder import DecoderLM
 from ..decoder import next_token_loss as reference_loss
 from ..sampling import top_k_filter as reference_top_k
 from ..sampling import top_p_filter as reference_top_p
-from .compare import same
 from .core import export_checks
-from .spec import Case, CheckSpec, Mistake, TensorOut, TupleOut
-from .tensors import generator, quiet_rng, randn
+from .judging import same
+from .spec import Case, CheckSpec, Mistake, TensorOut, TupleOut, generator, quiet_rng, randn
 
 NEG_INF = float("-inf")
 

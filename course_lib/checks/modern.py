@@ -21,8 +21,7 @@ import torch
 from ..rotary import apply_rotary
 from ..tiled_attention import online_softmax_step as reference_step
 from .core import export_checks
-from .spec import Case, CheckSpec, Mistake, TensorOut, TupleOut
-from .tensors import generator
+from .spec import Case, CheckSpec, Mistake, TensorOut, TupleOut, generator
 
 
 def _sizes(seed: int, long: bool = False) -> tuple[int, int, int]:

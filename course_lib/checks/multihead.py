@@ -18,8 +18,7 @@ import torch
 
 from ..multihead import MultiHeadAttention, merge_heads, split_heads
 from .core import export_checks
-from .spec import Case, CheckSpec, Mistake, TensorOut
-from .tensors import generator, quiet_rng, randn
+from .spec import Case, CheckSpec, Mistake, TensorOut, generator, quiet_rng, randn
 
 # --------------------------------------------------------------------------- split_heads
 

@@ -18,10 +18,9 @@ import torch
 
 from ..blocks import LayerNorm, Residual
 from . import trace
-from .compare import explains, same
 from .core import export_checks
-from .spec import Case, CheckSpec, Mistake, TensorOut
-from .tensors import generator, quiet_rng, randn
+from .judging import explains, same
+from .spec import Case, CheckSpec, Mistake, TensorOut, generator, quiet_rng, randn
 
 EPS = 1e-5
 

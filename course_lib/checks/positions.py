@@ -15,8 +15,8 @@ import math
 import torch
 
 from ..positions import sinusoidal_encoding
-from .compare import same
 from .core import export_checks
+from .judging import same
 from .spec import Case, CheckSpec, Mistake, TensorOut
 
 

@@ -16,10 +16,9 @@ from __future__ import annotations
 import torch
 
 from ..recurrent import VanillaRNN
-from .compare import same
 from .core import export_checks
-from .spec import Case, CheckSpec, Mistake, TensorOut, TupleOut
-from .tensors import generator, quiet_rng, randn
+from .judging import same
+from .spec import Case, CheckSpec, Mistake, TensorOut, TupleOut, generator, quiet_rng, randn
 
 INPUT_SIZE, HIDDEN_SIZE = 3, 4
 

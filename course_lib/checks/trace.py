@@ -24,7 +24,7 @@ from torch.overrides import TorchFunctionMode
 
 from ..attention import attention_stages as reference_stages
 from .calling import call_with_time_limit
-from .compare import same
+from .judging import same
 
 MAX_RECORDED = 400
 

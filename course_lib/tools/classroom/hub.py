@@ -160,7 +160,7 @@ def _read_owned(home_fd: int, parts: tuple[str, ...], owner: int) -> tuple[bytes
 
 def collect(homes: Path, out: Path, course: str = DEFAULT_TARGET, learners: list[str] | None = None) -> list[dict]:
     """Copy the exercise notebooks and learning records; one row per learner: what was copied, what was skipped."""
-    from course_lib.checks.registry import EXERCISES
+    from course_lib.checks import EXERCISES
 
     if not homes.is_dir():
         raise CommandError(f"{homes} is not a folder (give the folder that holds the home folders with --homes).")

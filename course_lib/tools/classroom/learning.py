@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from course_lib._syllabus import TOPICS, current_question, notebook_label
-from course_lib.checks.registry import EXERCISES, MISTAKES
+from course_lib.checks import EXERCISES, MISTAKES
 from course_lib.interactive.quiz.model import within
 from course_lib.interactive.review import known_questions
 

@@ -154,7 +154,7 @@ def generate_text(exercises_dir: Path, name: str) -> str:
 
 
 def _check_cells_present(notebook, name: str, path: Path) -> None:
-    from course_lib.checks.registry import EXERCISES
+    from course_lib.checks import EXERCISES
 
     sources = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
     for check, function in EXERCISES[name].checks:
@@ -164,7 +164,7 @@ def _check_cells_present(notebook, name: str, path: Path) -> None:
 
 def stale(exercises_dir: Path) -> list[str]:
     """Exercises whose committed learner notebook differs from a fresh generation (or is missing)."""
-    from course_lib.checks.registry import EXERCISES
+    from course_lib.checks import EXERCISES
 
     names = []
     for name in EXERCISES:

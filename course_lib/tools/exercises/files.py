@@ -16,7 +16,7 @@ from pathlib import Path
 
 from course_lib._errors import CommandError
 from course_lib._syllabus import current_exercise
-from course_lib.checks.registry import EXERCISES, Exercise
+from course_lib.checks import EXERCISES, Exercise
 from course_lib.tools.exercises import build as generate
 from course_lib.tools.grading.runner import NotebookRun, run_notebooks
 

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_lib.checks.registry import EXERCISES
+from course_lib.checks import EXERCISES
 from course_lib.tools.exercises.files import OUTCOMES, ExerciseToolError, resolve
 from course_lib.tools.grading import sandbox
 from course_lib.tools.grading.runner import RunResult

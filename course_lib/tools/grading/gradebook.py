@@ -111,7 +111,7 @@ def load_config(path: Path | None = None) -> Config:
     """Read a gradebook configuration; a wrong key or value raises ``CommandError`` saying what to write."""
     import yaml
 
-    from course_lib.checks.registry import EXERCISES
+    from course_lib.checks import EXERCISES
 
     path = Path(path) if path is not None else DEFAULT_CONFIG
     try:
@@ -181,7 +181,7 @@ def check_credit(entry: dict | None, recognised: set[str], mistake_credit: float
 def marks(report, config: Config, roster=None) -> list[StudentMarks]:
     """Every student's marks, from a ``grade.GradeReport``; ``roster``: ``roster.Student`` list (names, sections,
     and students who submitted nothing, who then get 0 everywhere)."""
-    from course_lib.checks.registry import EXERCISES
+    from course_lib.checks import EXERCISES
 
     people = {s.student_id: s for s in roster or []}
     ids = list(people) + [learner for learner in report.learners if learner not in people]

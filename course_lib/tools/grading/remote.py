@@ -4,7 +4,7 @@
 the check's inputs (drawn here, under the grader's salt) as plain tensors and numbers, and the parts a check hands
 over (a sublayer, a LayerNorm, a model) as their weights and sizes (``pack``); it gets back what the function
 returned, described as plain data (``wire.describe``), which it rebuilds here (``decode``) without running anything
-from it. The check engine (``checks.core.judge``) then computes the expected values and the verdict, with the same
+from it. The check engine (``checks.core.judge``, judging with ``checks.judging``) then computes the expected values and the verdict, with the same
 code and messages a check cell uses. A reply that is malformed, late, or for another request fails the check; the
 sandbox is then stopped and every later call fails too.
 """
@@ -17,14 +17,12 @@ from typing import Any
 
 import torch
 
-from course_lib.checks.calling import TIME_LIMIT, RecordedFrame, TimeLimitExceeded
+from course_lib.checks import EXERCISES
+from course_lib.checks.calling import TIME_LIMIT, RecordedFrame, TimeLimitExceeded, _item_names
 from course_lib.checks.core import LearnerCalls
 from course_lib.checks.core import judge as judge_check
-from course_lib.checks.describe import _not_a_function
-from course_lib.checks.gradients import _cotangents, _differentiable, _leaves
-from course_lib.checks.registry import EXERCISES
+from course_lib.checks.judging import _cotangents, _differentiable, _leaves, _not_a_function
 from course_lib.checks.spec import ERROR, ICONS, MISSING, CheckResult, CheckSpec
-from course_lib.checks.text import _item_names
 from course_lib.tools.grading.wire import MAX_ITEMS, MAX_TENSOR_ENTRIES, WireError
 
 

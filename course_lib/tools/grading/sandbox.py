@@ -735,8 +735,7 @@ def course_copy(exercise: str, into: Path) -> Path:
     the exercise grades, that calls the learner's own (``GRADED_MODULE``). Returns the folder to put on the path."""
     import inspect
 
-    from course_lib.checks import experiment
-    from course_lib.checks.registry import EXERCISES
+    from course_lib.checks import EXERCISES, experiment
 
     source = Path(__file__).resolve().parents[2]
     root = Path(into)

@@ -296,7 +296,7 @@ def build_bundle(out: Path | str, course_root: Path = ROOT, echo=print, through:
 
     ``through``: release the course up to that notebook (its lessons and their exercises) for a term taught week
     by week; a later bundle with a higher number adds the next ones (INSTRUCTORS.md, "Releasing week by week")."""
-    from course_lib.checks.registry import EXERCISES
+    from course_lib.checks import EXERCISES
     from course_lib.tools.exercises import build as generate
     from course_lib.tools.exercises.files import PRISTINE_DIR
 

@@ -143,7 +143,7 @@ def _first_heading(notebook) -> str:
 
 def _learner_exercises(root: Path) -> list[tuple[str, str]]:
     """(name, notebook JSON text) of every learner exercise, generated from the solutions as the bundle does."""
-    from course_lib.checks.registry import EXERCISES
+    from course_lib.checks import EXERCISES
     from course_lib.tools.exercises import build as exercise_build
 
     exercises_dir = root / "exercises"
