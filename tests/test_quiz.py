@@ -881,6 +881,32 @@ BROKEN = {
 """,
         "finite number",
     ),
+    "numeric answer that is not finite": (
+        """
+  - id: q2
+    kind: numeric
+    topic: scaling
+    prompt: How many?
+    answer: .inf
+    tolerance: 0
+    wrong_feedback: Count again.
+    explanation: Text.
+""",
+        "finite number",
+    ),
+    "numeric tolerance that is not a number": (
+        """
+  - id: q2
+    kind: numeric
+    topic: scaling
+    prompt: How many?
+    answer: 3
+    tolerance: .nan
+    wrong_feedback: Count again.
+    explanation: Text.
+""",
+        "finite number",
+    ),
     "numeric without feedback for other wrong answers": (
         """
   - id: q2
