@@ -5,7 +5,9 @@
     python benchmarks/grading_throughput.py --no-sandbox    # the same without bubblewrap, for comparison
 
 Builds a class of generated submissions in a temporary folder, a realistic mix over all six exercises: solution
-notebooks (pass), learner notebooks still at the stubs (fail) and solutions with one catalogued mistake (fail),
+notebooks (pass), learner notebooks still at the stubs (fail) and solutions with one function replaced by a wrong
+learner solution from ``tests/adversarial`` (fail; the module goes into the notebook as a cell, since the sandbox
+holds neither the checks nor their catalogue),
 grades them with ``python -m course_lib exercises grade``'s own function, and prints the wall time, the
 submissions per minute and the seconds per submission. A benchmark, not a test: nothing fails when it is slow.
 """
@@ -25,19 +27,27 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 
-from course_lib.checks import EXERCISES, MISTAKES  # noqa: E402
+from course_lib.checks import EXERCISES, SPECS  # noqa: E402
 from course_lib.tools.exercises import build as generate  # noqa: E402
 from course_lib.tools.grading import grade as grading  # noqa: E402
 from course_lib.tools.grading import sandbox  # noqa: E402
 
 
-def importable_name(function) -> str:
-    """The name under which ``function`` can be imported from its module (a generated variant's __name__ may differ)."""
-    import importlib
+def wrong_cells(exercise: str, rng: random.Random) -> list[str]:
+    """Two cells that replace one graded function of ``exercise`` by a wrong learner solution from tests/adversarial:
+    the adversarial module (made self-contained) and the rebinding."""
+    from adversarial import all_solutions
 
-    module = importlib.import_module(function.__module__)
-    return next(name for name, value in vars(module).items() if value is function)
+    specs = set(EXERCISES[exercise].specs)
+    wrong = sorted(
+        (s for s in all_solutions() if not s.correct and not s.slow and SPECS[s.check] in specs), key=lambda s: s.id
+    )
+    chosen = rng.choice(wrong)
+    module = (ROOT / "tests" / "adversarial" / f"{exercise}.py").read_text(encoding="utf-8")
+    module = module.replace("from . import right, wrong", "def right(*a, **k):\n    return lambda f: f\nwrong = right")
+    return [module, f"{SPECS[chosen.check].function} = {chosen.function.__name__}"]
 
 
 def build_class(folder: Path, count: int, seed: int = 0) -> dict[str, int]:
@@ -54,10 +64,8 @@ def build_class(folder: Path, count: int, seed: int = 0) -> dict[str, int]:
         else:
             notebook = nbformat.read(generate.solution_path(ROOT / "exercises", exercise.name), as_version=4)
         if kind == "wrong":
-            spec = rng.choice(exercise.specs)
-            mistake = rng.choice(MISTAKES[spec.name])
-            cell = f"from {mistake.example.__module__} import {importable_name(mistake.example)} as {spec.function}"
-            notebook.cells.append(nbformat.v4.new_code_cell(cell))
+            for cell in wrong_cells(exercise.name, rng):
+                notebook.cells.append(nbformat.v4.new_code_cell(cell))
         learner = folder / f"learner{index:03d}"
         learner.mkdir(parents=True)
         nbformat.write(notebook, learner / f"{exercise.name}.ipynb")

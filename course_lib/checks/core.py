@@ -29,7 +29,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ..interactive import record
-
 from .calling import (
     TIME_LIMIT,
     TimeLimitExceeded,
