@@ -264,3 +264,30 @@ def test_every_name_of_the_package_imports_on_first_use():
     assert set(course_lib.__all__) <= set(dir(course_lib))
     with pytest.raises(AttributeError):
         course_lib.no_such_name  # noqa: B018
+
+
+CHECKS_ENGINE = {"spec.py", "calling.py", "judging.py", "core.py"}  # the data of a check, calling, judging, the loop
+
+
+def test_the_checks_engine_is_four_files_and_re_exports_nothing():
+    """Issue 41.5: the engine under the exercises' checks is four files by job, and every name is imported from the
+    file that defines it (no ``# noqa: F401`` re-export layer). The other files of ``course_lib/checks/`` each hold
+    one exercise's specs, or a kind of check they share (``trace.py``: attention's steps; ``experiment.py``)."""
+    import course_lib.checks as checks
+
+    folder = Path(checks.__file__).parent
+    per_exercise = {  # the modules that declare a CheckSpec
+        f"{name}.py"
+        for name in (path.stem for path in folder.glob("*.py"))
+        if any(
+            isinstance(value, checks.spec.CheckSpec)
+            for value in vars(importlib.import_module(f"course_lib.checks.{name}")).values()
+        )
+    } - {"spec.py"}
+    files = {path.name for path in folder.glob("*.py")} - {"__init__.py"}
+    engine = files - per_exercise - {"trace.py"}
+    assert engine == CHECKS_ENGINE, (
+        f"course_lib/checks/ holds engine files {sorted(engine)}, not {sorted(CHECKS_ENGINE)}"
+    )
+    re_exports = [path.name for path in folder.glob("*.py") if "noqa: F401" in path.read_text(encoding="utf-8")]
+    assert not re_exports, f"re-exports (noqa: F401) in course_lib/checks: {re_exports}"
