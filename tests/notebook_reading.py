@@ -40,6 +40,11 @@ NOTEBOOK_READING_TESTS = [
     "tests/test_hub_tools.py",
     "tests/test_seeds_command.py",
     "tests/test_tools_api.py",
+    "tests/test_folds.py",
+    "tests/test_knowledge_checks.py",
+    "tests/test_quiz_part2.py",
+    "tests/test_readme_course.py",
+    "tests/test_checks_part2_exercises.py",
 ]
 NOT_ON_THE_COPY = {
     "tests/test_contributing.py": "this walk-through itself",

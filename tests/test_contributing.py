@@ -165,6 +165,15 @@ def test_adding_a_notebook_as_contributing_md_says(copy):
     assert command[:4] == ["python", "-m", "course_lib", "notebook"], command
     executed = run(copy, *command[1:-1], str(path), timeout=600)
     assert executed.returncode == 0, executed.stdout[-2000:] + executed.stderr[-2000:]
+    # step 2, continued: its row in the README's learning path, with the minutes its header now states
+    from course_lib.tools.publish import reading_time
+
+    low, high = reading_time.stated(nbformat.read(path, as_version=4))
+    readme = copy / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    last = list(re.finditer(r"^\| \d{2} \| \[.*$", text, re.M))[-1]
+    row = f"| {number} | [{title}](notebooks/{path.name}) | attention from one sequence to another | {low}–{high} |"
+    readme.write_text(text[: last.end()] + "\n" + row + text[last.end() :], encoding="utf-8")
     # everything that reads the syllabus sees the new notebook
     seen = run(
         copy, "-c",
@@ -279,7 +288,7 @@ def test_make_test_notebook_runs_the_tests_about_the_notebook():
     )  # fmt: skip
     assert listing.returncode == 0, listing.stdout[-2000:] + listing.stderr[-2000:]
     selected = [line for line in listing.stdout.splitlines() if "::" in line]
-    for expected in ("test_reading_budget.py::test_one_fold_for_the_evidence[04]", "[04:pe-frequencies]",
+    for expected in ("test_reading_budget.py::test_main_path_words_within_budget[04]", "[04:pe-frequencies]",
                      "test_figures_03_04.py::", "04_positional_encoding.ipynb::Cell 0"):  # fmt: skip
         assert any(expected in line for line in selected), f"{expected} is about notebook 04 but was not selected"
     assert not [line for line in selected if "[05]" in line or "05_residuals" in line], "notebook 05's tests ran"
