@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import csv
 import html.parser
+import inspect
 import io
-import sys
+import textwrap
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from course_lib._errors import CommandError
-from course_lib.checks import EXERCISES, MISTAKES, remote
+from course_lib.checks import EXERCISES, MISTAKES
 from course_lib.tools import cli
 from course_lib.tools.classroom import roster
 from course_lib.tools.exercises import build as generate
-from course_lib.tools.grading import gradebook
+from course_lib.tools.grading import gradebook, remote
 from course_lib.tools.grading.grade import Graded, GradeReport
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -143,11 +144,11 @@ def _notebook_with(base: Path, *cells: str) -> str:
     return nbformat.writes(notebook)
 
 
-def _mistake_import(check: str, key: str) -> str:
+def _mistake_source(check: str, key: str) -> str:
+    """A catalogued mistake's example as the learner's own code (the sandbox holds no checks to import it from)."""
     mistake = next(m for m in MISTAKES[check] if m.key == key)
-    module = mistake.example.__module__
-    name = next(n for n, value in vars(sys.modules[module]).items() if value is mistake.example)
-    return f"from {module} import {name} as softmax"
+    source = textwrap.dedent(inspect.getsource(mistake.example))
+    return source.replace(f"def {mistake.example.__name__}(", "def softmax(", 1)
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +162,7 @@ def graded_class(tmp_path_factory):
     stub = generate.learner_path(ROOT / "exercises", EXERCISE)
     work = {
         "alice": _notebook_with(solution),
-        "bob": _notebook_with(solution, _mistake_import("check_softmax", "not_normalised")),
+        "bob": _notebook_with(solution, _mistake_source("check_softmax", "not_normalised")),
         "carol": _notebook_with(solution, "_right = softmax\nsoftmax = lambda scores: _right(scores) * (1 + 1e-3)"),
         "dan": stub.read_text(encoding="utf-8"),
     }
