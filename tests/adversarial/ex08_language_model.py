@@ -283,7 +283,7 @@ def top_p_left_in_sorted_order(logits, p):
     return logits.sort(dim=-1, descending=True).values.masked_fill(~keep, NEG_INF)
 
 
-@wrong(TOP_P, "wrong_values")
+@wrong(TOP_P, "gathered_back")  # named since the catalogue learned it
 def top_p_gathers_instead_of_scattering(logits, p):
     probs, order = _sorted_probs(logits)
     keep_sorted = probs.cumsum(-1) - probs < p

@@ -160,7 +160,7 @@ def rope_attention_with_causal_mask(queries, keys, values):
     return F.scaled_dot_product_attention(_rope(queries), _rope(keys), values, is_causal=True)
 
 
-@wrong(ROPE_ATTENTION, "wrong_values")
+@wrong(ROPE_ATTENTION, "softmax_over_queries")
 def rope_attention_softmax_over_queries(queries, keys, values):
     scores = _rope(queries) @ _rope(keys).transpose(-2, -1) / math.sqrt(queries.shape[-1])
     return scores.softmax(dim=-2) @ values
@@ -223,7 +223,7 @@ def online_no_rescale(running_max, running_sum, output, scores, values):
     return new_max, running_sum + weights.sum(-1), output + weights @ values
 
 
-@wrong(ONLINE, "wrong_values")
+@wrong(ONLINE, "inverted_factor")
 def online_rescale_sign_flipped(running_max, running_sum, output, scores, values):
     new_max = torch.maximum(running_max, scores.amax(dim=-1))
     rescale = torch.exp(new_max - running_max)
@@ -253,7 +253,7 @@ def online_output_normalised(running_max, running_sum, output, scores, values):
     return m, l, o / l[:, None]  # the final division done at every step
 
 
-@wrong(ONLINE, "wrong_values")
+@wrong(ONLINE, "weights_old_max")
 def online_weights_with_the_old_max(running_max, running_sum, output, scores, values):
     new_max = torch.maximum(running_max, scores.amax(dim=-1))
     rescale = torch.exp(running_max - new_max)
