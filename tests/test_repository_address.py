@@ -17,7 +17,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CITED = {"karpathy/nanoGPT"}  # code the notebooks credit, not where the course lives
 PLACEHOLDER = "OWNER/NAME"  # how the documentation writes the setting's form
-VENDORED = ("course_lib/tools/publish/slides_assets/",)  # third-party files copied as they are (reveal.js)
+VENDORED = (  # third-party files copied as they are
+    "course_lib/tools/publish/slides_assets/",  # reveal.js
+    "deploy/z2jh/chart-4.4.0/",  # the Zero to JupyterHub chart's values schema and defaults, unchanged, with their source
+)
 ADDRESS = re.compile(
     r"colab\.research\.google\.com/github/[\w.-]+/[\w.-]+"
     r"|mybinder\.org/v2/gh/[\w.-]+/[\w.-]+"
