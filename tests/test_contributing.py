@@ -252,9 +252,15 @@ def test_the_next_free_number_follows_the_syllabus():
 
 
 def test_notebooks_of_reads_the_notebook_from_a_tests_file_module_or_parameters():
-    from conftest import notebooks_of
+    import importlib.util
 
     from course_lib._syllabus import COURSE
+
+    # tests/conftest.py by its path: under pytest-xdist `import conftest` can find tests/browser/conftest.py first
+    spec = importlib.util.spec_from_file_location("suite_conftest", ROOT / "tests" / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    notebooks_of = conftest.notebooks_of
 
     cases = {
         ("tests/test_reading_budget.py::test_one_fold_for_the_evidence[04]", "04"): {"04"},
