@@ -23,6 +23,7 @@ import types
 import torch
 import torch.nn.functional as F
 
+from .._standins import CachedLM
 from ..attention import causal_mask, scaled_dot_product_attention
 from ..decoder import DecoderLM
 from ..decoder import next_token_loss as reference_loss
@@ -530,45 +531,6 @@ TOP_P_SPEC = CheckSpec(
 # ---------------------------------------------------------------------------------------------------------------
 
 VOCAB, D_MODEL, MAX_LEN = 11, 8, 128
-
-
-class CachedLM:
-    """The parts of a one-block, one-head ``DecoderLM``, as plain functions (what ``kv_cache_step`` is given).
-
-    embed(tokens, positions):  tokens ``(batch, n)``, positions ``(n,)`` → ``E[tokens] + P[positions]`` ``(batch, n, d_model)``
-    project(x):                ``(batch, n, d_model)`` → ``(queries, keys, values)``, each ``(batch, n, d_model)``
-    readout(x, attended):      the residual, the feed-forward sublayer and the unembedding → logits ``(batch, n, vocab)``
-    """
-
-    def __init__(self, model: DecoderLM):
-        self.model = model
-        self.d_model = model.d_model
-        self.vocab_size = model.vocab_size
-        self.max_len = model.max_len
-
-    def embed(self, tokens: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        positions = torch.as_tensor(positions)
-        if positions.numel() and (int(positions.min()) < 0 or int(positions.max()) >= self.max_len):
-            raise IndexError(
-                f"positions must lie between 0 and {self.max_len - 1}, got {int(positions.min())} .. "
-                f"{int(positions.max())}"
-            )
-        return self.model.embed(tokens) + self.model.positions(positions)
-
-    def project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        block = self.model.blocks[0]
-        h = block.norm1(x)
-        attention = block.self_attention
-        return attention.w_q(h), attention.w_k(h), attention.w_v(h)
-
-    def readout(self, x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
-        block = self.model.blocks[0]
-        x = x + block.self_attention.w_o(attended)
-        x = x + block.feed_forward(block.norm2(x))
-        return self.model.unembed(self.model.final_norm(x))
-
-    def __repr__(self) -> str:
-        return f"CachedLM(vocab_size={self.vocab_size}, d_model={self.d_model}, one block, one head)"
 
 
 def seeded_lm(seed: int = 730, vocab: int = VOCAB, d_model: int = D_MODEL, max_len: int = MAX_LEN) -> CachedLM:

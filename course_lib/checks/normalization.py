@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import torch
 
+from .._standins import Sublayer
 from ..blocks import LayerNorm, Residual
 from . import trace
 from .core import export_checks
@@ -289,24 +290,11 @@ LN_SPEC = CheckSpec(
 # --------------------------------------------------------------------------- sublayer_connection
 
 
-class _Sublayer:
-    """A fixed, deterministic stand-in for attention or the feed-forward network: tanh(x W + c)."""
-
-    def __init__(self, weight: torch.Tensor, bias: torch.Tensor):
-        self.weight, self.bias = weight, bias
-
-    def __call__(self, h: torch.Tensor) -> torch.Tensor:
-        return torch.tanh(h @ self.weight + self.bias) * 2.0
-
-    def __repr__(self) -> str:
-        return "sublayer"
-
-
 def _residual_case(seed: int, norm_first: bool, batch: int, seq: int, d_model: int = 6):
     def build():
         gen = generator(seed)
         x = randn(gen, batch, seq, d_model, scale=2.0, shift=0.5)
-        sublayer = _Sublayer(randn(gen, d_model, d_model, scale=0.7), randn(gen, d_model, scale=0.5))
+        sublayer = Sublayer(randn(gen, d_model, d_model, scale=0.7), randn(gen, d_model, scale=0.5))
         norm = _layer_norm_module(randn(gen, d_model, scale=0.5, shift=1.0), randn(gen, d_model, scale=0.5))
         with quiet_rng():
             residual = Residual(d_model, norm_first=norm_first)

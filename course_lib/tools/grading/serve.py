@@ -31,6 +31,7 @@ from typing import Any
 
 import torch
 
+from course_lib._standins import CachedLM, Sublayer
 from course_lib.tools.grading import wire
 
 
@@ -111,19 +112,6 @@ def run_cells(shell, sources: list[str], seconds: float) -> dict:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-class Sublayer:
-    """A fixed stand-in for attention or the feed-forward network: tanh(x W + c) · 2."""
-
-    def __init__(self, weight: torch.Tensor, bias: torch.Tensor):
-        self.weight, self.bias = weight, bias
-
-    def __call__(self, h: torch.Tensor) -> torch.Tensor:
-        return torch.tanh(h @ self.weight + self.bias) * 2.0
-
-    def __repr__(self) -> str:
-        return "sublayer"
-
-
 class GivenLayerNorm(torch.nn.Module):
     """A LayerNorm with these weights (given, not graded here): biased variance, eps inside the root."""
 
@@ -147,38 +135,6 @@ class Part:
 
     def __repr__(self) -> str:
         return self.name
-
-
-class CachedLM:
-    """The parts of a one-block, one-head ``DecoderLM``, as plain functions (what ``kv_cache_step`` is given)."""
-
-    def __init__(self, model):
-        self.model = model
-        self.d_model, self.vocab_size, self.max_len = model.d_model, model.vocab_size, model.max_len
-
-    def embed(self, tokens: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        positions = torch.as_tensor(positions)
-        if positions.numel() and (int(positions.min()) < 0 or int(positions.max()) >= self.max_len):
-            raise IndexError(
-                f"positions must lie between 0 and {self.max_len - 1}, got {int(positions.min())} .. "
-                f"{int(positions.max())}"
-            )
-        return self.model.embed(tokens) + self.model.positions(positions)
-
-    def project(self, x: torch.Tensor):
-        block = self.model.blocks[0]
-        h = block.norm1(x)
-        attention = block.self_attention
-        return attention.w_q(h), attention.w_k(h), attention.w_v(h)
-
-    def readout(self, x: torch.Tensor, attended: torch.Tensor) -> torch.Tensor:
-        block = self.model.blocks[0]
-        x = x + block.self_attention.w_o(attended)
-        x = x + block.feed_forward(block.norm2(x))
-        return self.model.unembed(self.model.final_norm(x))
-
-    def __repr__(self) -> str:
-        return f"CachedLM(vocab_size={self.vocab_size}, d_model={self.d_model}, one block, one head)"
 
 
 def _parts_only(model):
