@@ -5,7 +5,7 @@ import pytest
 from adversarial import all_solutions
 
 from course_lib.checks import CHECKS, SPECS
-from course_lib.checks.spec import FAILED, PASSED
+from course_lib.checks.spec import FAILED, PASSED, salt_scope
 
 SOLUTIONS = all_solutions()
 
@@ -50,3 +50,19 @@ def test_the_suite_covers_every_graded_function_and_cannot_shrink():
     assert {s.check for s in wrong} == set(SPECS), set(SPECS) - {s.check for s in wrong}
     assert {s.check for s in right} == set(SPECS), set(SPECS) - {s.check for s in right}
     assert len({s.id for s in SOLUTIONS}) == len(SOLUTIONS), "two solutions share a name"
+
+
+# Salts at which a wrong solution once passed every case (a check's cases are drawn from the salt): each stays failed.
+SALTS_THAT_ONCE_PASSED = {
+    "check_prefix_matching_score:prefix_half_written_in": (133, 225, 284, 293, 927, 1080, 1187, 1636),
+}
+
+
+@pytest.mark.parametrize(
+    ("solution_id", "salt"), [(i, s) for i, salts in SALTS_THAT_ONCE_PASSED.items() for s in salts]
+)
+def test_wrong_solution_fails_at_the_salts_where_it_once_passed(solution_id, salt):
+    (solution,) = [s for s in SOLUTIONS if s.id == solution_id]
+    with salt_scope(salt):
+        result = CHECKS[solution.check](solution.function, verbose=False)
+    assert not result.passed, f"false pass at salt {salt}"

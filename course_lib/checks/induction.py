@@ -344,13 +344,13 @@ PREVIOUS_SPEC = CheckSpec(
 
 
 # --- prefix_matching_score --------------------------------------------------------------------------------------
-def _prefix_case(seed: int, plant: bool = False, heads: int | None = None, one: bool = False):
-    """Random sizes from ``seed``; ``heads`` fixes the number of heads."""
+def _prefix_case(seed: int, plant: bool = False, heads: int | None = None, one: bool = False, halves=(3, 7)):
+    """Random sizes from ``seed``; ``heads`` fixes the number of heads, ``halves`` the range half is drawn from."""
 
     def build():
         gen = generator(seed)
         num_heads = heads or _draw(gen, 2, 4)
-        batch, half = _batch_size(gen, num_heads, one), _draw(gen, max(3, num_heads + 1), 7)
+        batch, half = _batch_size(gen, num_heads, one), _draw(gen, max(halves[0], num_heads + 1), halves[1])
         weights = causal_weights(gen, batch, num_heads, 2 * half)
         if plant:
             weights = _planted(weights, half - 1)
@@ -477,8 +477,9 @@ PREFIX_SPEC = CheckSpec(
     cases=[
         Case("one sequence, random sizes, random causal weights", _prefix_case(961, one=True)),
         Case("random sizes, head 0 mostly on the token after the earlier copy", _prefix_case(977, plant=True)),
-        Case("random sizes, random causal weights, another draw", _prefix_case(993)),
-        Case("random sizes, 2 heads", _prefix_case(1009, heads=2)),
+        # half 6 or 7 here and 3 or 4 below: no one half (the printed example's 5, say) passes every case
+        Case("random sizes, random causal weights, a long half", _prefix_case(993, halves=(6, 7))),
+        Case("random sizes, 2 heads, a short half", _prefix_case(1009, heads=2, halves=(3, 4))),
     ],
     mistakes=PREFIX_MISTAKES,
     success="One number per head; 1.0 would be a perfect induction head on the repeated half.",
