@@ -138,7 +138,6 @@ def agreement_heads(seeds, *, steps: int = 400) -> Table:
     return table
 
 
-@torch.no_grad()
 def one_head(seeds, *, d_model: int = 64, steps: int = 400, token_std: float = 0.02, num_heads: int = 4) -> Table:
     """Section 4.5: ONE head of the same width on both questions, beside the notebook's ``num_heads`` heads. Per
     seed: accuracies, the one head's mean weight from [V] on the subject and on the clause noun, and the several
