@@ -11,9 +11,10 @@ import pytest
 import torch
 
 from course_lib._validate import CourseInputError
+from course_lib.lab import training
 from course_lib.lab.models import TransformerClassifier
 from course_lib.lab.tasks.recall import NUM_VALUES, VOCAB_SIZE, key_value_recall, recall_batches
-from course_lib.lab.training import _subnormals_flushed, train_classifier, train_side_by_side
+from course_lib.lab.training import SOLVED_WINDOW, _subnormals_flushed, train_classifier, train_side_by_side
 
 WIRINGS = {
     "pre-LN, learned positions": dict(norm_first=True, positions="learned"),
@@ -185,3 +186,35 @@ def test_stop_above_ends_a_blown_up_run_and_says_so(capsys):
     assert "tiny: step 1/50" in out and "> 0.5" in out and "blew up" in out
     history = train_classifier(make_model(), recall_8, steps=5, log_every=100, stop_above=100.0)
     assert not history["diverged"] and len(history["loss"]) == 5, "a run below the limit takes every step"
+
+
+def steps_to_solve(losses, below):
+    """The first step whose last SOLVED_WINDOW losses average below ``below`` (steps count from 1), or None."""
+    for step in range(SOLVED_WINDOW, len(losses) + 1):
+        if sum(losses[step - SOLVED_WINDOW : step]) / SOLVED_WINDOW < below:
+            return step
+    return None
+
+
+def test_stop_below_stops_where_the_full_run_first_averaged_below_it(capsys):
+    full = train_classifier(make_model(), recall_8, steps=60, lr=1e-2, seed=3, log_every=100)["loss"]
+    below = sum(full[20:40]) / 20 + 1e-6  # the window of steps 21-40 is below it, so the run stops there or sooner
+    expected = steps_to_solve(full, below)
+    assert expected is not None and expected <= 40
+    capsys.readouterr()
+    stopped = train_classifier(make_model(), recall_8, steps=60, lr=1e-2, seed=3, log_every=100, stop_below=below)
+    assert len(stopped["loss"]) == expected and stopped["loss"] == full[:expected], "the same run, cut where solved"
+    assert f"solved at step {expected:>5}/60" in capsys.readouterr().out
+    assert steps_to_solve(full, below=-1.0) is None, "a loss never below the bar: never solved"
+    assert len(train_classifier(make_model(), recall_8, steps=30, lr=1e-2, stop_below=-1.0)["loss"]) == 30
+
+
+def test_side_by_side_shares_the_cores_between_its_runs_and_gives_them_back():
+    before = torch.get_num_threads()
+    seen = []
+    arguments = runs(steps=2)
+    for name in arguments:
+        arguments[name]["callback"] = lambda step, model: seen.append(torch.get_num_threads())
+    train_side_by_side(arguments, workers=2)
+    assert torch.get_num_threads() == before
+    assert seen and set(seen) == {max(1, training.available_cores() // 2)}

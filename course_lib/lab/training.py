@@ -44,6 +44,9 @@ def _batch_mask(batch: Batch) -> torch.Tensor | None:
     return mask
 
 
+SOLVED_WINDOW = 20  # steps whose mean loss decides that a run with stop_below has solved its task
+
+
 @contextmanager
 def fast_path(model: nn.Module):
     """Inside the block, ``model``'s attention and LayerNorms run their fast path (their ``fast`` attribute is True):
@@ -83,6 +86,7 @@ def train_classifier(
     warmup: int = 0,
     callback: Callable[[int, nn.Module], None] | None = None,
     stop_above: float | None = None,
+    stop_below: float | None = None,
 ) -> dict:
     """Train ``model`` with Adam and cross-entropy on fresh batches; print progress; return the history.
 
@@ -95,6 +99,8 @@ def train_classifier(
     model part of the way through; the model is put back in training mode after it. ``stop_above``: also stop (and
     set ``diverged``) at the first step whose loss is above this value, for a run that has blown up (notebook 05
     uses ten times the loss of a blind guess; no run of its sweep that got there came back within 200 steps).
+    ``stop_below``: stop as soon as the mean loss of the last ``SOLVED_WINDOW`` steps is below this value: the task
+    is solved, and more steps would change nothing worth waiting for (notebook 03 counts the steps each model needed).
     """
     device = torch.device(device) if device is not None else next(model.parameters()).device
     model.to(device).train()
@@ -130,7 +136,12 @@ def train_classifier(
                     f"{name}: step {step}/{steps}  loss {losses[-1]:.3g} > {stop_above:.3g} — training blew up, stopping"
                 )
                 break
-            if step % log_every == 0 or step == steps:
+            recent = sum(losses[-SOLVED_WINDOW:]) / SOLVED_WINDOW if len(losses) >= SOLVED_WINDOW else math.inf
+            solved = stop_below is not None and recent < stop_below
+            if solved:
+                print(f"{name}: solved at step {step:>5}/{steps}  mean loss of steps {step - SOLVED_WINDOW + 1}–{step}: "
+                      f"{recent:.3g} < {stop_below:g}")  # fmt: skip
+            elif step % log_every == 0 or step == steps:
                 window = losses[-log_every:]
                 first = step - len(window) + 1
                 print(
@@ -139,6 +150,8 @@ def train_classifier(
             if callback is not None:
                 callback(step, model)
                 model.train()
+            if solved:
+                break
     model.eval()
     return {"loss": losses, "seconds": time.perf_counter() - start, "diverged": diverged}
 
@@ -293,6 +306,10 @@ def train_side_by_side(runs: dict[Hashable, dict], workers: int | None = None) -
 
     previous, sys.stdout = sys.stdout, output
     threads = [threading.Thread(target=worker, daemon=True) for _ in range(workers)]
+    # the cores shared out between the runs: a small model's operations gain little from a second core of their own,
+    # and runs that each claim every core slow one another down (4 runs of notebook 03 on 2 cores: 1.2x sooner)
+    intra_op = torch.get_num_threads()
+    torch.set_num_threads(max(1, available_cores() // workers))
     try:
         for thread in threads:
             thread.start()
@@ -304,6 +321,7 @@ def train_side_by_side(runs: dict[Hashable, dict], workers: int | None = None) -
             thread.join()
         raise
     finally:
+        torch.set_num_threads(intra_op)
         sys.stdout = previous
         for key in runs:
             print("".join(lines[key]), end="")

@@ -114,10 +114,10 @@ SWEEPS: tuple[Sweep, ...] = (
     Sweep(
         "one-head",
         "03",
-        "one head of the same width on both questions: does it fail where four heads succeed?",
+        "one head of the same width on both questions: does it fail, or take longer, where four heads succeed?",
         f"{_HERE}.nb03:one_head",
         seeds=10,
-        minutes=2,
+        minutes=1,
     ),
     Sweep(
         "agreement-heads",
