@@ -65,10 +65,10 @@ def _learner_generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed)
 
 
-def _batch_case(seed: int, one: bool = False):
+def _batch_case(seed: int, one: bool = False, halves=(3, 9)):
     def build():
         gen = generator(seed)
-        batch_size, half, vocab_size = 1 if one else _draw(gen, 2, 4), _draw(gen, 3, 9), _draw(gen, 4, 12)
+        batch_size, half, vocab_size = 1 if one else _draw(gen, 2, 4), _draw(gen, *halves), _draw(gen, 4, 12)
         args = (batch_size, half, vocab_size, _draw(gen, 100, 99_999))  # the seed handed over: drawn too
         return args, repeated_tokens(batch_size, half, vocab_size, _learner_generator(args[-1]))
 
@@ -207,8 +207,9 @@ BATCH_SPEC = CheckSpec(
     function="repeated_batch",
     arg_names=("batch_size", "half", "vocab_size", "seed"),
     output=TensorOut("(batch, 2·half)"),
-    cases=[Case("one sequence, random sizes", _batch_case(901, one=True))]
-    + [Case(f"random sizes, draw {n + 1}", _batch_case(901 + 37 * n)) for n in range(1, 4)],
+    cases=[Case("one sequence, random sizes, a short half", _batch_case(901, one=True, halves=(3, 5)))]
+    + [Case(f"random sizes, draw {n + 1}", _batch_case(901 + 37 * n)) for n in range(1, 3)]
+    + [Case("random sizes, a long half", _batch_case(1012, halves=(7, 9)))],  # no one half passes every case
     mistakes=BATCH_MISTAKES,
     success="A random first half, then the same again: the second half can only be predicted by looking back.",
     dtype_hint="Token ids are whole numbers: keep what torch.randint returns (int64), with no .float().",
@@ -238,11 +239,11 @@ def _planted(weights: torch.Tensor, offset: int) -> torch.Tensor:
 
 
 # --- previous_token_score ---------------------------------------------------------------------------------------
-def _previous_case(seed: int, plant: bool = False, one: bool = False):
+def _previous_case(seed: int, plant: bool = False, one: bool = False, heads=(2, 4), seqs=(4, 9)):
     def build():
         gen = generator(seed)
-        num_heads = _draw(gen, 2, 4)
-        batch, seq = _batch_size(gen, num_heads, one), _draw(gen, num_heads + 2, 9)
+        num_heads = _draw(gen, *heads)
+        batch, seq = _batch_size(gen, num_heads, one), _draw(gen, max(seqs[0], num_heads + 2), seqs[1])
         weights = causal_weights(gen, batch, num_heads, seq)
         if plant:
             weights = _planted(weights, 1)
@@ -333,8 +334,12 @@ PREVIOUS_SPEC = CheckSpec(
     output=TensorOut("(num_heads,)"),
     cases=[
         Case("one sequence, random sizes, random causal weights", _previous_case(911, one=True)),
-        Case("random sizes, head 0 mostly on the previous token", _previous_case(929, plant=True)),
-        Case("random sizes, random causal weights, another draw", _previous_case(947)),
+        # 2 or 3 heads and 4-6 tokens here, 4 heads and 7-9 tokens below: no one size passes every case
+        Case(
+            "random sizes, head 0 mostly on the previous token",
+            _previous_case(929, plant=True, heads=(2, 3), seqs=(4, 6)),
+        ),
+        Case("random sizes, 4 heads, random causal weights", _previous_case(947, heads=(4, 4), seqs=(7, 9))),
     ],
     mistakes=PREVIOUS_MISTAKES,
     success="One number per head; 1.0 would be a head that always looks one token back.",
@@ -344,12 +349,12 @@ PREVIOUS_SPEC = CheckSpec(
 
 
 # --- prefix_matching_score --------------------------------------------------------------------------------------
-def _prefix_case(seed: int, plant: bool = False, heads: int | None = None, one: bool = False, halves=(3, 7)):
-    """Random sizes from ``seed``; ``heads`` fixes the number of heads, ``halves`` the range half is drawn from."""
+def _prefix_case(seed: int, plant: bool = False, heads=(2, 4), one: bool = False, halves=(3, 7)):
+    """Random sizes from ``seed``; ``heads`` and ``halves`` are the ranges the number of heads and half are drawn from."""
 
     def build():
         gen = generator(seed)
-        num_heads = heads or _draw(gen, 2, 4)
+        num_heads = _draw(gen, *heads)
         batch, half = _batch_size(gen, num_heads, one), _draw(gen, max(halves[0], num_heads + 1), halves[1])
         weights = causal_weights(gen, batch, num_heads, 2 * half)
         if plant:
@@ -477,9 +482,10 @@ PREFIX_SPEC = CheckSpec(
     cases=[
         Case("one sequence, random sizes, random causal weights", _prefix_case(961, one=True)),
         Case("random sizes, head 0 mostly on the token after the earlier copy", _prefix_case(977, plant=True)),
-        # half 6 or 7 here and 3 or 4 below: no one half (the printed example's 5, say) passes every case
-        Case("random sizes, random causal weights, a long half", _prefix_case(993, halves=(6, 7))),
-        Case("random sizes, 2 heads, a short half", _prefix_case(1009, heads=2, halves=(3, 4))),
+        # 3-4 heads and half 6 or 7 here, 2 heads and half 3 or 4 below: no one half (the printed example's 5, say)
+        # and no one number of heads passes every case
+        Case("random sizes, random causal weights, a long half", _prefix_case(993, heads=(3, 4), halves=(6, 7))),
+        Case("random sizes, 2 heads, a short half", _prefix_case(1009, heads=(2, 2), halves=(3, 4))),
     ],
     mistakes=PREFIX_MISTAKES,
     success="One number per head; 1.0 would be a perfect induction head on the repeated half.",
@@ -493,11 +499,23 @@ PREFIX_SPEC = CheckSpec(
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def seeded_model(seed: int) -> AttentionOnlyLM:
-    """A two-layer attention-only model of random sizes, with weights large enough that every head matters."""
+def seeded_model(seed: int, ranges: dict[str, tuple[int, int]] | None = None) -> AttentionOnlyLM:
+    """An attention-only model of random sizes, with weights large enough that every head matters. ``ranges`` narrows
+    where a size is drawn (``vocab_size``, ``num_heads``, ``d_head``, ``half``, ``spare``): two cases drawn from ranges
+    apart never share it."""
     gen = generator(seed)
-    vocab_size, num_heads, d_head, half = _draw(gen, 6, 12), _draw(gen, 2, 3), _draw(gen, 3, 6), _draw(gen, 4, 7)
-    n_layers, spare = 2 + (seed % 7 > 3), _draw(gen, 1, 6)  # a loop over range(2), or model.max_len as length, fails
+    ranges = {
+        "vocab_size": (6, 12),
+        "num_heads": (2, 3),
+        "d_head": (3, 6),
+        "half": (4, 7),
+        "spare": (1, 6),
+        **(ranges or {}),
+    }
+    vocab_size, num_heads = _draw(gen, *ranges["vocab_size"]), _draw(gen, *ranges["num_heads"])
+    d_head, half = _draw(gen, *ranges["d_head"]), _draw(gen, *ranges["half"])
+    n_layers = 2 + (seed % 7 > 3)  # a loop over range(2) fails
+    spare = _draw(gen, *ranges["spare"])  # positions of the table beyond the tokens: model.max_len as length fails
     with quiet_rng():
         manual_seed(seed)
         model = AttentionOnlyLM(vocab_size, num_heads * d_head, num_heads, n_layers=n_layers, max_len=2 * half + spare)
@@ -528,9 +546,13 @@ class PartsOnlyLM(AttentionOnlyLM):
         return super().forward(tokens)
 
 
-def _ablation_case(seed: int, layer: int, head: int):
+SMALL = {"vocab_size": (6, 8), "num_heads": (2, 2), "d_head": (3, 4), "half": (4, 5), "spare": (1, 2)}  # max_len 9-12
+LARGE = {"vocab_size": (10, 12), "num_heads": (3, 3), "d_head": (5, 6), "half": (6, 7), "spare": (3, 6)}  # 15-20
+
+
+def _ablation_case(seed: int, layer: int, head: int, ranges: dict[str, tuple[int, int]] | None = None):
     def build():
-        model = seeded_model(seed)
+        model = seeded_model(seed, ranges)
         batch = 2 + seed % 3
         tokens = repeated_tokens(batch, model._course_half, model.vocab_size, generator(seed + 1))
         head_index = min(head, model.num_heads - 1)
@@ -695,8 +717,9 @@ ABLATION_SPEC = CheckSpec(
     output=TensorOut("() scalar"),
     cases=[
         Case("a random two-layer model, a head of layer 1", _ablation_case(1101, layer=1, head=1)),
-        Case("another random model, a head of layer 0", _ablation_case(1117, layer=0, head=0)),
-        Case("a third random model, the last head of layer 1", _ablation_case(1129, layer=1, head=2)),
+        # the second and third models are drawn apart: whatever the salt, no size is the same in every model
+        Case("another random model, a head of layer 0", _ablation_case(1117, layer=0, head=0, ranges=SMALL)),
+        Case("a third random model, the last head of layer 1", _ablation_case(1129, layer=1, head=2, ranges=LARGE)),
         Case("the first model again, a head of layer 0", _ablation_case(1101, layer=0, head=1)),
     ],
     mistakes=ABLATION_MISTAKES,
