@@ -1,8 +1,9 @@
-"""Part 2's exercises (ex08-ex10) cannot be passed by pasting a lesson, and their typical mistakes are named (issue 42).
+"""No exercise can be passed by pasting a lesson, and Part 2's typical mistakes are named (issue 42).
 
-- Every function that a visible code cell of notebooks 08-10 defines under the name of a graded function (or that
-  name with ``my_``, and without ``_filter``) is pasted into the exercise as it stands, with the lesson's imports, and graded: it must fail.
-  The lessons show another form (one row, one head on one sequence), so the exercise asks for more than a copy.
+- Every function that a code cell of a lesson (01-06, 08-10) defines under the name of a graded function (or that
+  name with ``my_``, and without ``_filter``) is pasted into the exercise as it stands, with the lesson's imports, and
+  graded: it must fail. The lessons show another form (one token's vector, one row, one head on one sequence), so the
+  exercise asks for more than a copy.
 - The mistakes the issue lists get a message that names them: each is written below as a learner would write it
   (not taken from the catalogue), graded, and the message must say what is wrong.
 """
@@ -18,23 +19,28 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from course_lib._syllabus import COURSE
 from course_lib.checks import EXERCISES
 from course_lib.checks.core import run_check
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = {
+    **{row.number: f"notebooks/{row.file}" for row in COURSE if row.number in ("01", "02", "03", "04", "05", "06")},
     "08": "notebooks/08_language_model.ipynb",
     "09": "notebooks/09_induction_heads.ipynb",
     "10": "notebooks/10_modern_block.ipynb",
 }
-PART_2 = ("ex08_language_model", "ex09_induction_heads", "ex10_rope_online_softmax")
-GRADED = {spec.function: spec for name in PART_2 for spec in EXERCISES[name].specs}
+GRADED = {spec.function: spec for exercise in EXERCISES.values() for spec in exercise.specs}
 
 
 def _lesson_functions(path: str) -> dict[str, object]:
     """The functions the lesson's code cells define, each compiled with every import the lesson makes."""
     cells = json.loads((ROOT / path).read_text(encoding="utf-8"))["cells"]
-    trees = [ast.parse("".join(cell["source"])) for cell in cells if cell["cell_type"] == "code"]
+    sources = ["".join(cell["source"]) for cell in cells if cell["cell_type"] == "code"]
+    no_magics = [
+        "\n".join(line for line in source.split("\n") if not line.startswith(("%", "!"))) for source in sources
+    ]
+    trees = [ast.parse(source) for source in no_magics]
     imports = [node for tree in trees for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
     defs = [node for tree in trees for node in tree.body if isinstance(node, ast.FunctionDef)]
     namespace: dict[str, object] = {"torch": torch, "F": F, "math": math}
@@ -66,6 +72,7 @@ def test_the_lessons_do_show_the_graded_ideas():
         "08:my_top_p",
         "09:previous_token_score",
         "09:prefix_matching_score",
+        "05:layer_norm",
     }
 
 

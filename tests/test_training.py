@@ -124,6 +124,24 @@ def test_workers_must_be_a_positive_whole_number():
         train_side_by_side(runs(steps=1), workers=0)
 
 
+def test_an_interrupt_handed_to_a_training_thread_still_stops_the_cell():
+    """The system may deliver the stop button's SIGINT to any thread of the kernel (a CI run hung for minutes when it
+    went to a training thread while the notebook's thread waited in join): the cell stops all the same."""
+    threads_before = set(threading.enumerate())
+
+    def interrupt_a_training_thread():
+        training = [t for t in threading.enumerate() if t not in threads_before and t is not threading.current_thread()]
+        signal.pthread_kill(training[0].ident, signal.SIGINT)
+
+    timer = threading.Timer(1.0, interrupt_a_training_thread)
+    timer.start()
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        train_side_by_side(runs(steps=100_000, log_every=100_000))
+    assert time.perf_counter() - start < 30, "the runs should end within a step of the interrupt"
+    timer.join()
+
+
 def test_stopping_the_cell_stops_every_run():
     threads_before = set(threading.enumerate())
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))

@@ -314,7 +314,8 @@ def train_side_by_side(runs: dict[Hashable, dict], workers: int | None = None) -
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join()
+            while thread.is_alive():  # a short wait at a time: the stop button's interrupt is seen whichever thread
+                thread.join(0.1)  # the system handed it to (one of the training threads, say), not at the end
     except KeyboardInterrupt:  # Jupyter's stop button: stop every run, keep their progress, then stop the cell
         stop.set()
         for thread in threads:
