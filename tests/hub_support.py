@@ -471,7 +471,7 @@ def account_pids(uids: set[int]) -> list[int]:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             with contextlib.suppress(OSError):
-                if entry.stat().st_uid in uids:
+                if entry.stat().st_uid in uids and not _zombie(int(entry.name)):
                     pids.append(int(entry.name))
     return pids
 
@@ -592,8 +592,16 @@ def descendants(root: int) -> dict[int, str]:
 
 
 def survivors(processes: dict[int, str]) -> list[int]:
-    """The processes of ``descendants(...)`` that still run."""
-    return [pid for pid, started in processes.items() if _start_time(pid) == started]
+    """The processes of ``descendants(...)`` that still run. A zombie runs nothing: an orphan that has ended stays one
+    on machines whose first process does not reap orphans (a VM's init), and is not a survivor."""
+    return [pid for pid, started in processes.items() if _start_time(pid) == started and not _zombie(pid)]
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def _shut_down(running: RunningHub) -> None:
