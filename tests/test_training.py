@@ -143,6 +143,17 @@ def interruptible_runs():
     signal.signal(signal.SIGINT, before)
 
 
+def stopped_by(interrupt, runs_to_stop) -> None:
+    """Train ``runs_to_stop`` side by side, call ``interrupt`` after 1 s: the cell ends at once with KeyboardInterrupt."""
+    timer = threading.Timer(1.0, interrupt)
+    timer.start()
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        train_side_by_side(runs_to_stop)
+    assert time.perf_counter() - start < 20, "the interrupt should stop the runs at once, not when they end"
+    timer.join()
+
+
 def test_an_interrupt_handed_to_a_training_thread_still_stops_the_cell(interruptible_runs):
     """The system may deliver the stop button's SIGINT to any thread of the kernel (a CI run hung for minutes when it
     went to a training thread while the notebook's thread waited in join): the cell stops all the same."""
@@ -151,24 +162,12 @@ def test_an_interrupt_handed_to_a_training_thread_still_stops_the_cell(interrupt
         training = [t for t in threading.enumerate() if t.name.endswith("(worker)") and t.is_alive()]
         signal.pthread_kill(training[0].ident, signal.SIGINT)
 
-    timer = threading.Timer(1.0, interrupt_a_training_thread)
-    timer.start()
-    start = time.perf_counter()
-    with pytest.raises(KeyboardInterrupt):
-        train_side_by_side(interruptible_runs)
-    assert time.perf_counter() - start < 20, "the interrupt should stop the runs at once, not when they end"
-    timer.join()
+    stopped_by(interrupt_a_training_thread, interruptible_runs)
 
 
 def test_stopping_the_cell_stops_every_run(interruptible_runs):
     threads_before = set(threading.enumerate())
-    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    start = time.perf_counter()
-    with pytest.raises(KeyboardInterrupt):
-        train_side_by_side(interruptible_runs)
-    assert time.perf_counter() - start < 20, "the interrupt should stop the runs at once, not when they end"
-    timer.join()
+    stopped_by(lambda: os.kill(os.getpid(), signal.SIGINT), interruptible_runs)
     still_running = [thread for thread in threading.enumerate() if thread.is_alive() and thread not in threads_before]
     assert not still_running, f"no training thread should keep running: {still_running}"
     assert type(sys.stdout).__name__ != "_PerThreadOutput", "stdout should be the notebook's own again"
