@@ -20,6 +20,7 @@ from course_lib.tools import cli
 from course_lib.tools.exercises import build as generate
 from course_lib.tools.exercises import files as tools
 from course_lib.tools.grading import grade as grading
+from course_lib.tools.grading import gradebook
 from course_lib.tools.grading.runner import run_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -404,32 +405,35 @@ def test_grading_survives_crashing_and_hanging_submissions(workdir, tmp_path):
     assert after == before, "grading must never modify the submissions"
     rows = list(csv.DictReader((out / "scores.csv").open(encoding="utf-8")))
     table = {row["student_id"]: row for row in rows}
-    assert [table["alice"][e] for e in EXERCISES] == [
-        "missing",
-        "missing",
-        "missing",
-        "pass",
-        "fail",
-        "missing",
-        "missing",
-        "missing",
-        "missing",
-    ]
+    outcome = {"ex04_positional_encoding": "pass", "ex05_layernorm_residual": "fail"}
+    assert [table["alice"][e] for e in EXERCISES] == [outcome.get(e, "missing") for e in EXERCISES]
+    config = gradebook.load_config()  # the course's gradebook.yaml: points per exercise, shared by its checks
+    ex04 = config.maximum("ex04_positional_encoding")
+    everything = sum(config.maximum(e) for e in EXERCISES)
+    checks = sum(len(exercise.specs) for exercise in EXERCISES.values())
     assert [
-        table["alice"][k] for k in ("pass", "fail", "error", "timeout", "missing", "points", "points_possible")
-    ] == ["1", "1", "0", "0", "7", "1", str(sum(len(exercise.specs) for exercise in EXERCISES.values()))]
+        table["alice"][k]
+        for k in ("pass", "fail", "error", "timeout", "missing", "checks_passed", "checks", "points", "points_possible")
+    ] == ["1", "1", "0", "0", str(len(EXERCISES) - 2), "1", str(checks), f"{ex04:g}", f"{everything:g}"]
     assert (
-        table["alice"]["ex04_positional_encoding points"] == "1"
+        table["alice"]["ex04_positional_encoding points"] == f"{ex04:g}"
+        and table["alice"]["ex04_positional_encoding checks passed"] == "1"
+        and table["alice"]["ex05_layernorm_residual points"] == "0"
         and table["alice"]["ex05_layernorm_residual:check_layer_norm"] == "not_implemented"
     )
     assert (
         table["bob"]["ex04_positional_encoding"] == "error" and table["carol"]["ex05_layernorm_residual"] == "timeout"
     )
     markdown = (out / "scores.md").read_text(encoding="utf-8")
-    assert (
-        "| alice | missing 0/2 | missing 0/3 | missing 0/3 | pass 1/1 | fail 0/3 | missing 0/2 | missing 0/4 | missing 0/4 "
-        "| missing 0/3 | 1 | 1 | 0 | 0 | 7 | 1/25 |" in markdown
+    cells = [
+        f"{outcome.get(e, 'missing')} {int(e == 'ex04_positional_encoding')}/{len(EXERCISES[e].specs)} checks, "
+        f"{ex04 if e == 'ex04_positional_encoding' else 0:g} / {config.maximum(e):g} points"
+        for e in EXERCISES
+    ]
+    row = (
+        f"| alice | {' | '.join(cells)} | 1 | 1 | 0 | 0 | {len(EXERCISES) - 2} | 1/{checks} | {ex04:g}/{everything:g} |"
     )
+    assert row in markdown, markdown
     assert "process died" in markdown and "did not finish" in markdown
     assert "stray.ipynb" in markdown and "notes.txt" in markdown and "Skipped files" in markdown
 

@@ -21,7 +21,7 @@ import pytest
 
 from course_lib.checks import EXERCISES
 from course_lib.tools.grading import grade as grading
-from course_lib.tools.grading import sandbox
+from course_lib.tools.grading import gradebook, sandbox
 from course_lib.tools.grading.runner import RunResult
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -331,9 +331,12 @@ def _report_with(learner: str, error: str) -> grading.GradeReport:
 
 def test_a_learner_name_with_a_bare_carriage_return_stays_one_row_in_every_csv():
     report = _report_with("eve\rmallory,1,2", "boom\rinjected,row")
-    for text in (grading.score_csv(report), grading.checks_csv(report), grading.gradebook_csv(report)):
+    students = gradebook.marks(report, report.config)
+    lms = [gradebook.canvas_csv(students, report.exercises, report.config)]
+    lms.append(gradebook.moodle_csv(students, report.exercises, report.config))
+    for text in (grading.score_csv(report), grading.checks_csv(report), *lms):
         rows = list(csv.reader(io.StringIO(text, newline="")))
-        body = rows[1:]
+        body = [row for row in rows[1:] if row[0] != "Points Possible"]
         assert all(row[0].startswith("eve\rmallory") for row in body), rows
         assert len(body) == (len(EXERCISES["ex02_attention"].specs) if "check" in rows[0] else 1), rows
 

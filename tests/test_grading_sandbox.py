@@ -633,22 +633,24 @@ def class_run(tmp_path_factory):
 def test_only_the_assigned_exercise_is_graded(class_run):
     assert class_run["result"].returncode == 0, class_run["result"].stderr
     markdown = (class_run["out"] / "scores.md").read_text(encoding="utf-8")
-    assert "| ana.lopez | pass 3/3 | 1 | 0 | 0 | 0 | 0 | 3/3 |" in markdown, markdown
+    assert "| ana.lopez | pass 3/3 checks, 15 / 15 points | 1 | 0 | 0 | 0 | 0 | 3/3 | 15/15 |" in markdown, markdown
     assert r"ex04\_positional\_encoding is not among the exercises graded \(\-\-exercise\)" in markdown
 
 
-def test_scores_have_per_check_columns_partial_credit_and_a_gradebook(class_run):
+def test_scores_have_per_check_columns_and_the_lms_imports(class_run):
     out = class_run["out"]
     rows = list(csv.reader((out / "scores.csv").open(encoding="utf-8")))
     assert rows[0] == [
-        "student_id", "ex02_attention", "ex02_attention points", "ex02_attention possible",
-        "ex02_attention:check_softmax", "ex02_attention:check_attention", "ex02_attention:check_causal_attention",
-        "pass", "fail", "error", "timeout", "missing", "points", "points_possible",
+        "student_id", "ex02_attention", "ex02_attention checks passed", "ex02_attention points",
+        "ex02_attention possible", "ex02_attention:check_softmax", "ex02_attention:check_attention",
+        "ex02_attention:check_causal_attention", "pass", "fail", "error", "timeout", "missing", "checks_passed",
+        "checks", "points", "points_possible",
     ]  # fmt: skip
     assert rows[1][0] == "'=cmd", "a learner name that a spreadsheet would run as a formula is quoted"
-    gradebook = list(csv.reader((out / "gradebook.csv").open(encoding="utf-8")))
-    assert gradebook[0] == ["Student", "SIS Login ID", "ex02_attention (3 points)", "Total"]
-    assert ["ana.lopez", "ana.lopez", "3", "3"] in gradebook
+    assert not (out / "gradebook.csv").exists(), "the LMS imports are canvas.csv and moodle.csv"
+    moodle = list(csv.reader((out / "moodle.csv").open(encoding="utf-8")))
+    assert moodle[0] == ["Username", "ID number", "Section", "ex02_attention (out of 15)"]
+    assert ["ana.lopez", "ana.lopez", "", "15"] in moodle
     checks = list(csv.DictReader((out / "checks.csv").open(encoding="utf-8")))
     stub = [row for row in checks if row["student_id"] == "'=cmd"]
     assert [row["result"] for row in stub] == ["not_implemented"] * 3 and stub[0]["diagnosis"].endswith(

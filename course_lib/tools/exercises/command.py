@@ -4,7 +4,7 @@ python -m course_lib exercises list
 python -m course_lib exercises reset ex02_attention        # your version is backed up first
 python -m course_lib exercises progress                    # which exercises pass
 python -m course_lib exercises build [--execute]           # instructors: regenerate the learner notebooks
-python -m course_lib exercises grade SUBMISSIONS --out DIR [--exercise ex02] [--timeout 60] [--jobs N]
+python -m course_lib exercises grade SUBMISSIONS --out DIR [--exercise ex02] [--gradebook CONFIG] [--roster CSV]
 python -m course_lib exercises collect --homes /home --out SUBMISSIONS     # on a hub, before grading
 """
 
@@ -66,11 +66,12 @@ def register(subparsers) -> None:
 
     grade = actions.add_parser(
         "grade",
-        help="instructors: run submitted notebooks in a sandbox and write score tables (Markdown and CSV)",
+        help="instructors: run submitted notebooks in a sandbox; write scores, feedback files and LMS imports",
         description="Run every submitted exercise notebook in a sandbox (bubblewrap where the machine allows it), "
-        "judge what its functions return against course_lib, and write scores.md, scores.csv, checks.csv and "
-        "gradebook.csv. Layout: one subfolder per learner (alice/ex02_attention.ipynb) or files named "
-        "alice__ex02_attention.ipynb.",
+        "judge what its functions return against course_lib, count points with partial credit (the course's "
+        "gradebook.yaml, or --gradebook), and write scores.md, scores.csv, checks.csv, feedback/<student>.md and "
+        ".html, canvas.csv and moodle.csv. Layout: one subfolder per learner (alice/ex02_attention.ipynb) or files "
+        "named alice__ex02_attention.ipynb.",
     )
     grade.add_argument("submissions", help="folder with the submitted notebooks")
     grade.add_argument("--out", required=True, help="folder for the reports (outside the submissions)")
@@ -85,13 +86,13 @@ def register(subparsers) -> None:
     )
     grade.add_argument(
         "--gradebook", metavar="CONFIG", default=None,
-        help="also write marks with partial credit: feedback/<student>.md and .html, canvas.csv and moodle.csv, "
-        "with the points per exercise of CONFIG (a YAML file; 'default' for the course's gradebook.yaml)",
+        help="how points are counted: the points per exercise and the credit for a named mistake (a YAML file; "
+        "default: the course's course_lib/tools/grading/gradebook.yaml, also 'default')",
     )  # fmt: skip
     grade.add_argument(
         "--roster", metavar="CSV", default=None,
-        help="with --gradebook: the class roster (student_id,name,section,email) for names, sections and "
-        "students who submitted nothing",
+        help="the class roster (student_id,name,section,email): names and sections in the feedback files and LMS "
+        "imports, and a row of 0 points for a student who submitted nothing",
     )  # fmt: skip
     grade.set_defaults(handler=_grade)
 
@@ -163,26 +164,17 @@ def _build(args) -> int:
 def _grade(args) -> int:
 
     _check_run_options(args)
+    from course_lib.tools.classroom import roster
     from course_lib.tools.grading import grade as grading
+    from course_lib.tools.grading import gradebook
 
-    config = students = None
-    if args.roster and not args.gradebook:
-        from course_lib.tools.exercises.files import ExerciseToolError
-
-        raise ExerciseToolError("--roster goes with --gradebook (pass --gradebook default for the course's weights).")
-    if args.gradebook:  # read both before grading: a typo should not cost a class's grading run
-        from course_lib.tools.classroom import roster
-        from course_lib.tools.grading import gradebook
-
-        config = gradebook.load_config(None if args.gradebook == "default" else Path(args.gradebook))
-        students = roster.read(Path(args.roster)) if args.roster else None
-    report = grading.grade(
+    # read both before grading: a typo should not cost a class's grading run
+    config = gradebook.load_config(None if args.gradebook in (None, "default") else Path(args.gradebook))
+    students = roster.read(Path(args.roster)) if args.roster else None
+    grading.grade(
         Path(args.submissions), Path(args.out), timeout=args.timeout, jobs=args.jobs, exercises=args.exercise,
-        require_sandbox=args.require_sandbox,
+        require_sandbox=args.require_sandbox, config=config, roster=students,
     )  # fmt: skip
-    if config is not None:
-        written = gradebook.write(report, Path(args.out), config, students)
-        print(f"Wrote {len(written) - 2} feedback files into {Path(args.out) / 'feedback'}, canvas.csv and moodle.csv.")
     return 0
 
 

@@ -12,10 +12,15 @@ The verdict comes from this process, which never runs a submission's code. For e
    notebook writes is read as a verdict, so replacing the checks, printing fake results or forging a reply gains
    nothing; a graded function that is a near-verbatim copy of course_lib's is flagged for the instructor.
 
-It writes ``scores.md`` (table, first-line diagnosis of every failed check, skipped files), ``scores.csv`` (one row
-per learner: outcome and points per exercise, one column per check), ``checks.csv`` (one row per check) and
-``gradebook.csv`` (a student-id column and points per exercise, for an LMS gradebook import). Several notebooks
-are graded at once (``jobs``).
+4. where a check fails only because a function it calls carries a mistake an earlier check of the notebook named,
+   says so in that check's result (``explain_knock_ons``).
+
+Points have one meaning everywhere: ``gradebook.marks`` counts them (partial credit for a named mistake, weights per
+exercise from ``gradebook.yaml`` or ``--gradebook CONFIG``). It writes ``scores.md`` (table of outcome, checks
+passed and points, first-line diagnosis of every failed check, skipped files), ``scores.csv`` (one row per learner:
+outcome, checks passed and points per exercise, one column per check), ``checks.csv`` (one row per check), and
+through ``gradebook.write`` one feedback file per student (``feedback/<student>.md`` and ``.html``), ``canvas.csv``
+and ``moodle.csv`` (the LMS imports). Several notebooks are graded at once (``jobs``).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from pathlib import Path
 
 from course_lib.checks import EXERCISES
 from course_lib.tools.exercises.files import OUTCOMES, ExerciseToolError, resolve
-from course_lib.tools.grading import sandbox
+from course_lib.tools.grading import gradebook, sandbox
 from course_lib.tools.grading.runner import RunResult
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
@@ -82,6 +87,10 @@ class GradeReport:
     csv: Path
     sandbox: sandbox.SandboxStatus | None = None
     files: list[Path] = field(default_factory=list)
+    config: gradebook.Config = field(default_factory=gradebook.Config)  # how points are counted (``gradebook``)
+
+    def mark(self, learner: str, exercise: str) -> gradebook.ExerciseMark:
+        return gradebook.exercise_mark(exercise, self.cells.get((learner, exercise)), self.config)
 
 
 # --------------------------------------------------------------------------- finding the submissions
@@ -287,6 +296,7 @@ def grade_notebook(
             _read_ready(graded, ready)
         ask = session.ask if ready is not None and graded.status != "unreadable" else None
         graded.checks = remote.judge(exercise, ask, call_seconds)
+        explain_knock_ons(exercise, graded.checks, ask, call_seconds)
         graded.seconds = session.seconds
         return graded
     finally:
@@ -393,6 +403,128 @@ def copied_references(data: bytes, exercise: str, threshold: float = 0.98) -> li
     return flags
 
 
+# --------------------------------------------------------------------------- a failure that follows from another
+
+#: A failed check's own verdicts that a knock-on can explain: wrong values (not a wrong dtype, a changed input, a
+#: delegation to course_lib or a gradient problem, which a right upstream function would not mend).
+KNOCK_ON_VERDICTS = (None, "wrong_values")
+
+
+class _Unexplained(Exception):
+    """The upstream function was called in a way the learner's version of it does not take."""
+
+
+def upstream_implementations(exercise: str) -> dict[str, tuple[str, str]]:
+    """``check name → (module, function)``: course_lib's implementation of the function an earlier check grades,
+    where a later function may call it. The rule the sandbox follows (``sandbox.course_copy``): a withheld top-level
+    function with the name of a graded function is the learner's own while the notebook is graded."""
+    functions = {}
+    for dotted in EXERCISES[exercise].withheld:
+        module, qualified = dotted.split(":", 1)
+        functions.setdefault(qualified, (module, qualified))
+    return {spec.name: functions[spec.function] for spec in EXERCISES[exercise].specs if spec.function in functions}
+
+
+def explain_knock_ons(exercise: str, checks: list[dict], ask, seconds: float) -> None:
+    """Mark each failed check that fails only because of a named mistake in an earlier check's function.
+
+    For a check D that failed with wrong values and an earlier check U of the notebook that failed with one of its
+    catalogued mistakes, the grader rebuilds D's tests (under a new salt), calls the learner's D, and computes D's
+    reference with course_lib's version of U's function replaced by the learner's own (called in the sandbox, as
+    the learner's D would call it). When the learner's D equals that on every test, and it differs from the right
+    answer on at least one, D's failure is the upstream mistake carried along: ``entry["explained_by"] = U``. A D
+    wrong in any other way (its own bug, with or without the upstream one) matches on no such test and stays as it
+    is. Never raises; does nothing without ``ask``.
+    """
+    from course_lib.tools.grading import remote
+
+    if ask is None:
+        return
+    specs = EXERCISES[exercise].specs
+    by_check = {entry.get("check"): entry for entry in checks}
+    named = gradebook.named_mistakes(exercise, checks)
+    implementations = upstream_implementations(exercise)
+    upstream = [spec for spec in specs if spec.name in named and spec.name in implementations]
+    for index, spec in enumerate(specs):
+        entry = by_check.get(spec.name)
+        if entry is None or entry.get("status") != "failed" or spec.reference is None:
+            continue
+        if entry.get("mistake") not in KNOCK_ON_VERDICTS:
+            continue
+        for earlier in (u for u in upstream if specs.index(u) < index):
+            try:
+                if _follows_from(spec, earlier, implementations[earlier.name], ask, seconds):
+                    entry["explained_by"] = earlier.name
+                    break
+            except remote.SessionLost:
+                return
+            except Exception:  # anything unexpected: the failure stays unexplained
+                continue
+
+
+def _follows_from(spec, upstream, implementation: tuple[str, str], ask, seconds: float) -> bool:
+    """Does the learner's ``spec.function`` equal ``spec.reference`` with course_lib's ``implementation`` replaced
+    by the learner's ``upstream.function``, on every test of ``spec``, and differ from the right answer on one?"""
+    import importlib
+    import inspect
+
+    import torch
+
+    from course_lib.checks.calling import _clone
+    from course_lib.checks.judging import same
+    from course_lib.checks.spec import new_salt, salt_scope
+    from course_lib.tools.grading import remote
+
+    module_name, name = implementation
+    original = getattr(importlib.import_module(module_name), name)
+    signature = inspect.signature(original)
+    parameters = list(signature.parameters.values())
+    learner_upstream = remote.RemoteCalls(ask, upstream.function, seconds)
+    learner_downstream = remote.RemoteCalls(ask, spec.function, seconds)
+    calls = [0]
+
+    def learners_version(*args, **kwargs):
+        """course_lib's function called as the reference calls it, answered by the learner's (``_graded.forward``:
+        trailing arguments left at their defaults are dropped, as the learner's signature leaves them out)."""
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = list(bound.arguments.values())
+        while len(values) > len(upstream.arg_names):
+            default = parameters[len(values) - 1].default
+            if default is inspect.Parameter.empty or not (values[-1] is default or values[-1] == default):
+                raise _Unexplained(f"{name} is called with {parameters[len(values) - 1].name}={values[-1]!r}")
+            values.pop()
+        if len(values) != len(upstream.arg_names):
+            raise _Unexplained(f"{name} takes other arguments than the learner's {upstream.function}")
+        calls[0] += 1
+        plain = tuple(v.detach().clone() if isinstance(v, torch.Tensor) else v for v in values)
+        return learner_upstream.call(upstream, 1000 + calls[0], plain)
+
+    patched = [
+        module
+        for module_key, module in list(sys.modules.items())
+        if module_key.split(".")[0] == "course_lib" and getattr(module, name, None) is original
+    ]
+    differs = False
+    with salt_scope(new_salt()):
+        for number, case in enumerate(spec.cases, 1):
+            args = case.build()[0]
+            value = learner_downstream.call(spec, number, _clone(args))  # raises what the learner's code raised
+            expected = case.build()[1]
+            try:
+                for module in patched:
+                    setattr(module, name, learners_version)
+                with torch.no_grad():
+                    carried = spec.reference(*_clone(args))
+            finally:
+                for module in patched:
+                    setattr(module, name, original)
+            if calls[0] == 0 or not same(value, carried, spec.atol, spec.rtol):
+                return False
+            differs = differs or not same(carried, expected, spec.atol, spec.rtol)
+    return differs
+
+
 # --------------------------------------------------------------------------- grading a class
 
 
@@ -412,13 +544,19 @@ def grade(
     echo: Callable[[str], None] | None = print,
     exercises: list[str] | None = None,
     require_sandbox: bool = False,
+    config: gradebook.Config | None = None,
+    roster: list | None = None,
 ) -> GradeReport:
     """Run every submitted notebook in a sandbox (with a time limit each), judge it here, and write the reports.
 
-    Writes ``scores.md``, ``scores.csv``, ``checks.csv`` and ``gradebook.csv`` into ``out_dir``. A submission that
-    crashes, raises or hangs is recorded as ``error`` or ``timeout``; it never stops the grading. The submissions
-    are only read. ``exercises``: grade only these (others found are listed as skipped).
+    Writes ``scores.md``, ``scores.csv``, ``checks.csv``, ``feedback/<student>.md`` and ``.html``, ``canvas.csv`` and
+    ``moodle.csv`` into ``out_dir``, every one with the points ``config`` counts (``gradebook.yaml`` when None). A
+    submission that crashes, raises or hangs is recorded as ``error`` or ``timeout``; it never stops the grading.
+    The submissions are only read. ``exercises``: grade only these (others found are listed as skipped).
+    ``roster``: ``roster.Student`` list (names and sections; a student on it who submitted nothing gets a row, 0
+    points everywhere).
     """
+    config = config or gradebook.load_config()
     timeout = _check_timeout(timeout)
     jobs = os.cpu_count() or 1 if jobs is None else jobs
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -469,25 +607,32 @@ def grade(
     try:
         roots = {e: sandbox.course_copy(e, copies / e) for e in sorted({s.exercise for s in submissions})}
         hidden = [submissions_dir, out_dir, solutions]
-        results = _grade_all(submissions, timeout, hidden, roots, jobs, echo)
+        results = _grade_all(submissions, timeout, hidden, roots, jobs, echo, config)
     finally:
         shutil.rmtree(copies, ignore_errors=True)
-    learners = sorted({s.learner for s in submissions})
+    learners = sorted({s.learner for s in submissions} | {s.student_id for s in roster or []})
     cells: dict[tuple[str, str], Graded | None] = {(learner, e): None for learner in learners for e in assigned}
     for submission, graded in zip(submissions, results):
         cells[(submission.learner, submission.exercise)] = graded
-    report = GradeReport(learners, assigned, cells, skipped, out_dir / "scores.md", out_dir / "scores.csv", status)
+    report = GradeReport(
+        learners, assigned, cells, skipped, out_dir / "scores.md", out_dir / "scores.csv", status, config=config
+    )
     outputs = {
         "scores.md": score_markdown(report, submissions_dir, timeout),
         "scores.csv": score_csv(report),
         "checks.csv": checks_csv(report),
-        "gradebook.csv": gradebook_csv(report),
     }
     for name, text in outputs.items():
         (out_dir / name).write_text(text, encoding="utf-8")
         report.files.append(out_dir / name)
+    handed_back = gradebook.write(report, out_dir, config, roster)
+    report.files += handed_back
     if echo:
-        echo(f"Wrote {', '.join(str(p) for p in report.files)}.")
+        feedback = [p for p in handed_back if p.parent.name == "feedback"]
+        echo(
+            f"Wrote {', '.join(str(p) for p in report.files if p.parent == out_dir)}, "
+            f"and {len(feedback)} feedback files in {out_dir / 'feedback'}."
+        )
         if skipped:
             echo(f"Skipped {len(skipped)} file(s):")
             for path, reason in skipped:
@@ -523,7 +668,7 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _grade_all(submissions, timeout, hidden, roots, jobs, echo) -> list[Graded]:
+def _grade_all(submissions, timeout, hidden, roots, jobs, echo, config: gradebook.Config) -> list[Graded]:
     """Grade every submission, ``jobs`` at a time, each in a process of its own: the checks build their inputs and
     reference models with torch's random generators, which threads would share (and race on)."""
     import multiprocessing
@@ -531,9 +676,10 @@ def _grade_all(submissions, timeout, hidden, roots, jobs, echo) -> list[Graded]:
 
     def done(submission: Submission, graded: Graded) -> None:
         if echo:
+            mark = gradebook.exercise_mark(submission.exercise, graded, config)
             echo(
                 f"  {submission.learner:<20} {submission.exercise:<26} {graded.outcome:<8} "
-                f"{graded.checks_passed}/{len(EXERCISES[submission.exercise].specs)} ({graded.seconds:.1f} s)"
+                f"{_checks_text(mark):<14} {_points_text(mark)} ({graded.seconds:.1f} s)"
             )
 
     results: list[Graded | None] = [None] * len(submissions)
@@ -584,21 +730,23 @@ def _outcome(graded: Graded | None) -> str:
     return "missing" if graded is None else graded.outcome
 
 
-def _points(report: GradeReport, learner: str, exercise: str) -> int:
-    graded = report.cells[(learner, exercise)]
-    return graded.checks_passed if graded is not None else 0
+def _points_text(mark: gradebook.ExerciseMark) -> str:
+    return f"{gradebook._number(mark.points)} / {gradebook._number(mark.possible)} points"
 
 
-def _possible(exercise: str) -> int:
-    return len(EXERCISES[exercise].specs)
+def _checks_text(mark: gradebook.ExerciseMark) -> str:
+    return f"{mark.passed}/{len(mark.checks)} checks"
 
 
-def _counts(report: GradeReport, learner: str) -> dict[str, int]:
-    counts = {outcome: 0 for outcome in OUTCOMES}
+def _counts(report: GradeReport, learner: str) -> dict:
+    counts: dict = {outcome: 0 for outcome in OUTCOMES}
+    marks = [report.mark(learner, exercise) for exercise in report.exercises]
     for exercise in report.exercises:
         counts[_outcome(report.cells[(learner, exercise)])] += 1
-    counts["points"] = sum(_points(report, learner, e) for e in report.exercises)
-    counts["points_possible"] = sum(_possible(e) for e in report.exercises)
+    counts["checks_passed"] = sum(mark.passed for mark in marks)
+    counts["checks"] = sum(len(mark.checks) for mark in marks)
+    counts["points"] = gradebook._number(gradebook._round(sum(mark.points for mark in marks)))
+    counts["points_possible"] = gradebook._number(gradebook._round(sum(mark.possible for mark in marks)))
     return counts
 
 
@@ -618,23 +766,25 @@ def _cell(text) -> str:
 
 
 def score_csv(report: GradeReport) -> str:
-    """One row per learner: per exercise its outcome, its points (checks passed) and each check's result; totals."""
+    """One row per learner: per exercise its outcome, checks passed, points (``gradebook``: partial credit, weights)
+    and each check's result; then the counts of outcomes, checks passed and points."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")  # a field holding CR or LF is quoted
     header = ["student_id"]
     for exercise in report.exercises:
-        header += [exercise, f"{exercise} points", f"{exercise} possible"]
+        header += [exercise, f"{exercise} checks passed", f"{exercise} points", f"{exercise} possible"]
         header += [f"{exercise}:{spec.name}" for spec in EXERCISES[exercise].specs]
-    header += [*OUTCOMES, "points", "points_possible"]
+    header += [*OUTCOMES, "checks_passed", "checks", "points", "points_possible"]
     writer.writerow(header)
     for learner in report.learners:
         counts = _counts(report, learner)
         row = [_cell(learner)]
         for exercise in report.exercises:
             graded = report.cells[(learner, exercise)]
-            row += [_outcome(graded), _points(report, learner, exercise), _possible(exercise)]
+            mark = report.mark(learner, exercise)
+            row += [_outcome(graded), mark.passed, gradebook._number(mark.points), gradebook._number(mark.possible)]
             row += [_check_status(graded, spec.name) for spec in EXERCISES[exercise].specs]
-        row += [*(counts[o] for o in OUTCOMES), counts["points"], counts["points_possible"]]
+        row += [counts[key] for key in (*OUTCOMES, "checks_passed", "checks", "points", "points_possible")]
         writer.writerow(row)
     return buffer.getvalue()
 
@@ -643,11 +793,13 @@ def checks_csv(report: GradeReport) -> str:
     """One row per learner and check, with the first line of the diagnosis of a check that did not pass."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")  # a field holding CR or LF is quoted
-    writer.writerow(["student_id", "exercise", "check", "function", "result", "mistake", "diagnosis"])
+    header = ["student_id", "exercise", "check", "function", "result", "mistake", "follows_from", "points", "possible"]
+    writer.writerow([*header, "diagnosis"])
     for learner in report.learners:
         for exercise in report.exercises:
             graded = report.cells[(learner, exercise)]
             by_check = {entry.get("check"): entry for entry in (graded.checks if graded else [])}
+            points = {check.check: check for check in report.mark(learner, exercise).checks}
             for spec in EXERCISES[exercise].specs:
                 entry = by_check.get(spec.name)
                 result = _check_status(graded, spec.name)
@@ -655,22 +807,11 @@ def checks_csv(report: GradeReport) -> str:
                 if graded is None:
                     diagnosis = "not submitted"
                 mistake = (entry or {}).get("mistake") or ""
-                writer.writerow([_cell(learner), exercise, spec.name, spec.function, result, mistake, _cell(diagnosis)])
-    return buffer.getvalue()
-
-
-def gradebook_csv(report: GradeReport) -> str:
-    """For an LMS gradebook import: a student-id column, then points per exercise and the total.
-
-    The id is the learner's folder (or file-name prefix), so name those after the LMS login (Canvas: "SIS Login
-    ID"; Moodle: username or ID number) and map the column on import.
-    """
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")  # a field holding CR or LF is quoted
-    writer.writerow(["Student", "SIS Login ID", *(f"{e} ({_possible(e)} points)" for e in report.exercises), "Total"])
-    for learner in report.learners:
-        points = [_points(report, learner, e) for e in report.exercises]
-        writer.writerow([_cell(learner), _cell(learner), *points, sum(points)])
+                check = points[spec.name]
+                writer.writerow([
+                    _cell(learner), exercise, spec.name, spec.function, result, mistake, check.explained_by or "",
+                    gradebook._number(check.points), gradebook._number(check.possible), _cell(diagnosis),
+                ])  # fmt: skip
     return buffer.getvalue()
 
 
@@ -690,18 +831,21 @@ def score_markdown(report: GradeReport, submissions_dir: Path, timeout: float) -
         + f", with {timeout:g} s for its cells; the grader judged what its functions returned. Per exercise: "
         "**pass** (every check passes), **fail** (the notebook ran, some check fails or is not implemented), "
         "**error** (the notebook could not run, crashed, or a cell raised), **timeout**, or **missing** (not "
-        "submitted); the points are the checks passed.",
+        "submitted); then the checks passed and the points: a check's share of the exercise's points for a pass, "
+        f"{gradebook._number(report.config.mistake_credit)} of it for a mistake the grader names (or a failure that "
+        "only carries such a mistake from an earlier function), none otherwise (docs/exercises.md, Grading).",
         "",
-        "| Learner | " + " | ".join(short) + " | pass | fail | error | timeout | missing | points |",
-        "|---|" + "---|" * len(short) + "---:|---:|---:|---:|---:|---:|",
+        "| Learner | " + " | ".join(short) + " | pass | fail | error | timeout | missing | checks | points |",
+        "|---|" + "---|" * len(short) + "---:|---:|---:|---:|---:|---:|---:|",
     ]
     for learner in report.learners:
         counts = _counts(report, learner)
-        row = [
-            f"{_outcome(report.cells[(learner, e)])} {_points(report, learner, e)}/{_possible(e)}"
-            for e in report.exercises
-        ]
-        numbers = [str(counts[o]) for o in OUTCOMES] + [f"{counts['points']}/{counts['points_possible']}"]
+        row = []
+        for e in report.exercises:
+            mark = report.mark(learner, e)
+            row.append(f"{_outcome(report.cells[(learner, e)])} {_checks_text(mark)}, {_points_text(mark)}")
+        numbers = [str(counts[o]) for o in OUTCOMES]
+        numbers += [f"{counts['checks_passed']}/{counts['checks']}", f"{counts['points']}/{counts['points_possible']}"]
         lines.append(f"| {_md(learner)} | " + " | ".join(row) + " | " + " | ".join(numbers) + " |")
     lines += [
         "",
@@ -725,7 +869,9 @@ def score_markdown(report: GradeReport, submissions_dir: Path, timeout: float) -
                 lines.append(f"  - {_md(error)}")
             for check in graded.checks:
                 if not check["passed"]:
-                    lines.append(f"  - {_md(_first_line(check))}")
+                    follows = check.get("explained_by")
+                    note = f" (follows from the mistake {follows} names: partial credit)" if follows else ""
+                    lines.append(f"  - {_md(_first_line(check) + note)}")
     if not details:
         lines.append("Every submitted exercise passes.")
     flagged = [

@@ -1,9 +1,11 @@
-"""Marks and feedback from a graded class: partial credit, weights, one feedback file per student, LMS exports.
+"""Points and feedback from a graded class: partial credit, weights, one feedback file per student, LMS exports.
 
-    python -m course_lib exercises grade submissions/ --out scores/ --gradebook grading.yaml --roster roster.csv
+    python -m course_lib exercises grade submissions/ --out scores/ [--gradebook grading.yaml] [--roster roster.csv]
 
-reads what the grader judged (``grade.GradeReport``: per learner and exercise, one result per check with its
-status, message and the catalogue key of a recognised mistake) and writes into ``scores/``:
+Every grade run counts points here (``marks``), with ``gradebook.yaml`` beside this file unless ``--gradebook``
+names another configuration: the console, ``scores.md`` and ``scores.csv`` show these points, and ``write`` puts
+the same points, from what the grader judged (``grade.GradeReport``: per learner and exercise, one result per check
+with its status, message and the catalogue key of a recognised mistake), into ``scores/``:
 
 - ``feedback/<student>.md`` and ``feedback/<student>.html``: each exercise's points and, for every check, its
   result, the grader's message and its hint; every field is escaped (a learner's text never becomes markup);
@@ -15,8 +17,12 @@ status, message and the catalogue key of a recognised mistake) and writes into `
 
 **Credit per check.** An exercise's points are shared equally by its checks. A check that passes earns its share;
 a check that fails with a *recognised* mistake (one of the check's catalogued mistakes, named in the message,
-e.g. "the scores are not divided by √d_k") earns ``mistake_credit`` of it (default 0.5); a check that fails
-otherwise, raises, times out, is missing or is still the stub earns nothing. An exercise not submitted earns 0.
+e.g. "the scores are not divided by √d_k") earns ``mistake_credit`` of it (default 0.5), and so does a check that
+fails *only because of* such a mistake in an earlier check's function of the same notebook (``explained_by``: the
+grader found the function's output equal, on every test, to course_lib's computation with that earlier function
+replaced by the learner's own, e.g. an ``attention`` right but for the learner's named ``softmax`` mistake,
+``grade.explain_knock_ons``); a check that fails otherwise, raises, times out, is missing or is still the stub earns
+nothing. An exercise not submitted earns 0.
 
 The configuration (YAML, every key optional; ``gradebook.yaml`` beside this file is the default, with comments)::
 
@@ -71,6 +77,7 @@ class CheckMark:
     message: str
     hint: str
     mistake: str | None
+    explained_by: str | None = None  # the earlier check whose named mistake this failure follows from
 
 
 @dataclass
@@ -86,6 +93,10 @@ class ExerciseMark:
     @property
     def points(self) -> float:
         return _round(sum(check.points for check in self.checks))
+
+    @property
+    def passed(self) -> int:
+        return sum(check.status == "passed" for check in self.checks)
 
 
 @dataclass
@@ -166,63 +177,87 @@ def _hint(message: str) -> str:
     return ""
 
 
-def check_credit(entry: dict | None, recognised: set[str], mistake_credit: float) -> float:
+def check_credit(
+    entry: dict | None, recognised: set[str], mistake_credit: float, named_upstream: set[str] = frozenset()
+) -> float:
     """The share of a check's points its result earns: 1 passed; ``mistake_credit`` for a failure the check names as
-    one of its catalogued mistakes; 0 for anything else (wrong without a named mistake, error, timeout, stub)."""
+    one of its catalogued mistakes, or one the grader explains by a named mistake of an earlier check of the same
+    notebook (``entry["explained_by"]`` in ``named_upstream``); 0 for anything else (wrong without a named mistake,
+    error, timeout, stub)."""
     if not entry:
         return 0.0
     if entry.get("passed") is True and entry.get("status") == "passed":
         return 1.0
     if entry.get("status") == "failed" and entry.get("mistake") in recognised:
         return float(mistake_credit)
+    if entry.get("status") == "failed" and entry.get("explained_by") in named_upstream:
+        return float(mistake_credit)
     return 0.0
+
+
+def named_mistakes(exercise: str, checks: list[dict]) -> set[str]:
+    """The checks of one graded notebook that failed with one of their own catalogued mistakes."""
+    from course_lib.checks import EXERCISES
+
+    by_check = {entry.get("check"): entry for entry in checks}
+    return {
+        spec.name
+        for spec in EXERCISES[exercise].specs
+        if (by_check.get(spec.name) or {}).get("status") == "failed"
+        and by_check[spec.name].get("mistake") in {m.key for m in spec.mistakes}
+    }
+
+
+def exercise_mark(exercise: str, graded, config: Config) -> ExerciseMark:
+    """One notebook's points (``graded``: a ``grade.Graded``, or None when it was not submitted)."""
+    from course_lib.checks import EXERCISES
+
+    specs = EXERCISES[exercise].specs
+    possible = config.maximum(exercise)
+    share = possible / len(specs) if specs else 0.0
+    entries = list(graded.checks) if graded is not None else []
+    by_check = {e.get("check"): e for e in entries}
+    named = named_mistakes(exercise, entries)
+    checks = []
+    for index, spec in enumerate(specs):
+        entry = by_check.get(spec.name)
+        upstream = named & {earlier.name for earlier in specs[:index]}
+        credit = check_credit(entry, {m.key for m in spec.mistakes}, config.mistake_credit, upstream)
+        message = str((entry or {}).get("message") or ("not submitted" if graded is None else ""))
+        explained = (entry or {}).get("explained_by")
+        checks.append(
+            CheckMark(
+                spec.name,
+                spec.function,
+                str((entry or {}).get("status") or "missing"),
+                credit,
+                _round(credit * share),
+                _round(share),
+                message,
+                _hint(message),
+                (entry or {}).get("mistake"),
+                explained if explained in upstream else None,
+            )
+        )
+    return ExerciseMark(
+        exercise,
+        EXERCISES[exercise].title,
+        graded is not None,
+        "missing" if graded is None else graded.outcome,
+        "" if graded is None else graded.detail,
+        checks,
+        _round(possible),
+    )
 
 
 def marks(report, config: Config, roster=None) -> list[StudentMarks]:
     """Every student's marks, from a ``grade.GradeReport``; ``roster``: ``roster.Student`` list (names, sections,
     and students who submitted nothing, who then get 0 everywhere)."""
-    from course_lib.checks import EXERCISES
-
     people = {s.student_id: s for s in roster or []}
     ids = list(people) + [learner for learner in report.learners if learner not in people]
     students = []
     for student_id in ids:
-        exercises = []
-        for exercise in report.exercises:
-            graded = report.cells.get((student_id, exercise))
-            specs = EXERCISES[exercise].specs
-            possible = config.maximum(exercise)
-            share = possible / len(specs) if specs else 0.0
-            by_check = {e.get("check"): e for e in (graded.checks if graded is not None else [])}
-            checks = []
-            for spec in specs:
-                entry = by_check.get(spec.name)
-                credit = check_credit(entry, {m.key for m in spec.mistakes}, config.mistake_credit)
-                message = str((entry or {}).get("message") or ("not submitted" if graded is None else ""))
-                checks.append(
-                    CheckMark(
-                        spec.name,
-                        spec.function,
-                        str((entry or {}).get("status") or "missing"),
-                        credit,
-                        _round(credit * share),
-                        _round(share),
-                        message,
-                        _hint(message),
-                        (entry or {}).get("mistake"),
-                    )
-                )
-            exercises.append(
-                ExerciseMark(
-                    exercise,
-                    EXERCISES[exercise].title,
-                    graded is not None,
-                    "missing" if graded is None else graded.outcome,
-                    "" if graded is None else graded.detail,
-                    checks,
-                    _round(possible),
-                )
-            )
+        exercises = [exercise_mark(e, report.cells.get((student_id, e)), config) for e in report.exercises]
         person = people.get(student_id)
         students.append(
             StudentMarks(student_id, person.name if person else "", person.section if person else "", exercises)
@@ -311,6 +346,8 @@ def feedback_markdown(student: StudentMarks, course: str = "Transformers course"
             first = check.message.splitlines()[0].lstrip("✅❌⏳⌛ ") if check.message else ""
             if first and check.status != "passed":
                 lines.append(f"  - {md_escape(first)}")
+            if check.explained_by:
+                lines.append(f"  - {md_escape(_follows(check, mark))}")
             if check.hint:
                 lines.append(f"  - Hint: {md_escape(check.hint)}")
         lines.append("")
@@ -347,6 +384,8 @@ def feedback_html(student: StudentMarks, course: str = "Transformers course") ->
         for check in mark.checks:
             first = check.message.splitlines()[0].lstrip("✅❌⏳⌛ ") if check.message else ""
             text = "" if check.status == "passed" else e(first)
+            if check.explained_by:
+                text += f"<div>{e(_follows(check, mark))}</div>"
             if check.hint:
                 text += f'<div class="hint">Hint: {e(check.hint)}</div>'
             parts.append(
@@ -357,6 +396,15 @@ def feedback_html(student: StudentMarks, course: str = "Transformers course") ->
         parts.append("</table>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _follows(check: CheckMark, mark: ExerciseMark) -> str:
+    upstream = next((c for c in mark.checks if c.check == check.explained_by), None)
+    function = upstream.function if upstream else check.explained_by
+    return (
+        f"This failure follows from the mistake {check.explained_by} names in your {function}: with it, the rest of "
+        f"your {check.function} is right on every test, so it earns the same partial credit. Fix {function} first."
+    )
 
 
 def _file_stem(student_id: str, taken: set[str]) -> str:
