@@ -661,13 +661,6 @@ def _grader_process(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 def _grade_all(submissions, timeout, hidden, roots, jobs, echo, config: gradebook.Config) -> list[Graded]:
     """Grade every submission, ``jobs`` at a time, each in a process of its own: the checks build their inputs and
     reference models with torch's random generators, which threads would share (and race on)."""
@@ -694,7 +687,9 @@ def _grade_all(submissions, timeout, hidden, roots, jobs, echo, config: gradeboo
     workers = min(jobs, len(submissions))
     start = "fork" if sys.platform.startswith("linux") else "spawn"
     context = multiprocessing.get_context(start)
-    threads = max(1, _cores() // workers)
+    from course_lib.lab.training import available_cores  # a container's CPU quota counts too
+
+    threads = max(1, available_cores() // workers)
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_grader_process, initargs=(threads,)) as pool:
         futures = {
             pool.submit(_grade_one, submission, timeout, hidden, roots[submission.exercise]): index
