@@ -77,6 +77,17 @@ def test_credit_rule_passed_recognised_unnamed_error_stub():
     assert marks["stub"].points < marks["named"].points < marks["right"].points
 
 
+def test_a_full_pass_earns_every_point_when_the_share_does_not_divide():
+    """Three checks share 10 points: a pass is 10 / 10 (each share rounded first made it 9.99), a check 3.33."""
+    config = gradebook.Config(points={EXERCISE: 10}, mistake_credit=0.5)
+    cases = {"right": [entry(spec.name, "passed") for spec in SPECS]}
+    (student,) = gradebook.marks(report_with(cases), config)
+    assert len(SPECS) == 3, "the case needs a share that does not divide"
+    assert student.points == 10 and gradebook._number(student.points) == "10"
+    assert gradebook._number(student.exercises[0].checks[0].points) == "3.33"
+    assert "10 / 10 points" in gradebook.feedback_markdown(student)
+
+
 def test_a_knock_on_needs_a_named_mistake_upstream():
     """A failure the grader explains by an earlier check (``explained_by``) earns credit only when that check failed
     with one of its own catalogued mistakes, and only for a check after it."""

@@ -231,8 +231,8 @@ def exercise_mark(exercise: str, graded, config: Config) -> ExerciseMark:
                 spec.function,
                 str((entry or {}).get("status") or "missing"),
                 credit,
-                _round(credit * share),
-                _round(share),
+                credit * share,  # unrounded: a total is rounded once (three thirds of 10 make 10, not 9.99)
+                share,
                 message,
                 _hint(message),
                 (entry or {}).get("mistake"),
@@ -275,7 +275,7 @@ def _cell(value) -> str:
 
 
 def _number(value: float) -> str:
-    return f"{value:g}"
+    return f"{_round(value):g}"
 
 
 def canvas_csv(students: list[StudentMarks], exercises: list[str], config: Config) -> str:
