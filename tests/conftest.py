@@ -20,15 +20,18 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 # parser (1-1.5 s of CPU) in every test process, for a format no notebook schema uses.
 sys.modules.setdefault("rfc3987_syntax", None)
 
-# The suite's longest modules, longest first (measured: benchmarks/README.md). `make test` runs on two processes with
+# The suite's longest modules (measured: benchmarks/README.md). `make test` runs on two processes with
 # `--dist loadfile --no-loadscope-reorder`: each module goes whole to whichever process is free, in the order below
-# and then in collection order. Starting the long ones first keeps both processes busy to the end; pytest-xdist's own
-# order (most tests first) used to leave these single long tests for last, with one process idle while they ran.
+# and then in collection order (pytest-xdist gives each process its first two modules at the start). Starting the
+# long ones first keeps both processes busy to the end; pytest-xdist's own order (most tests first) used to leave
+# these single long tests for last, with one process idle while they ran. The hub test comes second: it mostly
+# waits (for servers, kernels and the culler), and it waits beside the portable-kernel run, which keeps both cores
+# busy on its own (two notebook processes), instead of beside a test that leaves one core idle.
 LONGEST_FIRST = (
     "tests/test_portable.py",
+    "tests/test_hub.py",
     "tests/test_contributing.py",
     "tests/browser/test_notebooks_browser.py",
-    "tests/test_hub.py",
     "tests/test_grading_sandbox.py",
     "tests/browser/test_site_browser.py",
     "tests/browser/test_slides_browser.py",
