@@ -83,6 +83,7 @@ COURSE: tuple[Notebook, ...] = (
         "ex10_rope_online_softmax",
         "10",
     ),
+    Notebook("11", "11_text_to_tokens.ipynb", "From text to tokens", ("tokenizer",), None, "11"),
     Notebook("12", "12_part2_check.ipynb", "Knowledge check: Part 2", quiz="part2"),
 )
 
@@ -134,6 +135,7 @@ TOPICS: dict[str, str] = {
     "language_model": "A small language model",
     "induction_heads": "Induction heads and in-context learning",
     "modern_block": "Today's block: RoPE, RMSNorm, SwiGLU, GQA, tiled attention",
+    "tokenization": "From text to tokens: bytes, BPE and bits per byte",
 }
 
 

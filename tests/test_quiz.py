@@ -563,7 +563,22 @@ def _gqa_cache_ratio(question):
     assert nbytes[32] == question.answer * nbytes[8]
 
 
+def _utf8_bytes(question):
+    assert len("café 🙂".encode("utf-8")) == question.answer
+    assert len("café 🙂") == question.mistakes[0].answer
+
+
+def _overlapping_pairs(question):
+    from course_lib.tokenizer import merge_pair, pair_counts
+
+    ids = list(b"aaaa")
+    assert pair_counts(ids)[(97, 97)] == question.answer
+    assert len(merge_pair(ids, (97, 97), 256)) == question.mistakes[0].answer  # the non-overlapping ones a merge uses
+
+
 CONSISTENCY = {
+    "tokens-utf8-bytes": _utf8_bytes,
+    "tokens-overlapping-pairs": _overlapping_pairs,
     "part2-gqa-cache-size": _gqa_cache_ratio,
     "lm-top-k-equivalent": _top_k_equivalent,
     "rnn-final-state-shape": _rnn_final_state,

@@ -899,3 +899,21 @@ def cross_attention_diagram(ax=None):
     ax.text(5.6, 1.7, "output, added\nto the decoder", fontsize=8, color="dimgrey", ha="center")
     ax.set_title("Cross-attention: the decoder asks, the encoder's sequence answers", fontsize=10)
     return ax
+
+
+def loss_ladder_plot(steps, bits, baselines: dict, ax=None):
+    """Held-out bits per byte of the decoder's checkpoints (``steps``, ``bits``), with each baseline as a level line."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 3.8))
+    ax.plot(list(steps), [float(b) for b in bits], color=PALETTE["blue"], marker="o", label="decoder (BPE 512)")
+    for number, (name, level) in enumerate(baselines.items()):
+        ax.axhline(level, color=COLORS[number + 1], linestyle=LINESTYLES[number + 1], linewidth=1.5, label=name)
+    for step, level in zip(steps, bits):
+        ax.annotate(f"{level:.2f}", (step, level), textcoords="offset points", xytext=(4, 6), fontsize=8)
+    ax.set_xscale("symlog", linthresh=25)
+    ax.set_xlabel("training step (symmetric log scale)")
+    ax.set_ylabel("bits per byte, held-out docs")
+    ax.set_title("The loss ladder: each checkpoint against the count models")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    return ax
