@@ -902,18 +902,23 @@ def cross_attention_diagram(ax=None):
 
 
 def loss_ladder_plot(steps, bits, baselines: dict, ax=None):
-    """Held-out bits per byte of the decoder's checkpoints (``steps``, ``bits``), with each baseline as a level line."""
+    """Held-out bits per byte of the decoder's checkpoints (``steps``, ``bits``), with each baseline as a level line.
+
+    The checkpoints are evenly spaced on the x axis, each labelled with its training step.
+    """
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 3.8))
-    ax.plot(list(steps), [float(b) for b in bits], color=PALETTE["blue"], marker="o", label="decoder (BPE 512)")
+    places = list(range(len(steps)))
+    ax.plot(places, [float(b) for b in bits], color=PALETTE["blue"], marker="o", label="decoder (BPE 512)")
     for number, (name, level) in enumerate(baselines.items()):
         ax.axhline(level, color=COLORS[number + 1], linestyle=LINESTYLES[number + 1], linewidth=1.5, label=name)
-    for step, level in zip(steps, bits):
-        ax.annotate(f"{level:.2f}", (step, level), textcoords="offset points", xytext=(4, 6), fontsize=8)
-    ax.set_xscale("symlog", linthresh=25)
-    ax.set_xlabel("training step (symmetric log scale)")
+    for place, level in zip(places, bits):
+        ax.annotate(f"{level:.2f}", (place, level), textcoords="offset points", xytext=(5, 5), fontsize=8)
+    ax.set_xticks(places, [str(step) for step in steps])
+    ax.set_xlim(-0.4, len(steps) - 0.4)
+    ax.set_xlabel("checkpoint: training step")
     ax.set_ylabel("bits per byte, held-out docs")
     ax.set_title("The loss ladder: each checkpoint against the count models")
     ax.grid(True, alpha=0.3)
-    ax.legend()
+    ax.legend(loc="upper right")
     return ax

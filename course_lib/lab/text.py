@@ -101,3 +101,8 @@ def sample_ids(
         ids.append(int(torch.multinomial(probs, 1, generator=generator)))
     model.train(was_training)
     return ids
+
+
+def shown(text: str) -> str:
+    """``text`` on one line for printing: a new line shows as ``⏎``, any other control character as ``�``."""
+    return "".join(" ⏎ " if c == "\n" else c if c.isprintable() or c == " " else "�" for c in text)
