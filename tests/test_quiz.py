@@ -576,7 +576,18 @@ def _overlapping_pairs(question):
     assert len(merge_pair(ids, (97, 97), 256)) == question.mistakes[0].answer  # the non-overlapping ones a merge uses
 
 
+def _bits_per_byte_by_hand(question):
+    from course_lib.lab.text import bits_per_byte
+
+    class Uniform(torch.nn.Module):  # 64 equally likely tokens: 6 bits per token
+        def forward(self, tokens):
+            return torch.zeros(*tokens.shape, 64)
+
+    assert bits_per_byte(Uniform(), list(range(64)) * 4, [3] * 64, 16) == pytest.approx(question.answer)
+
+
 CONSISTENCY = {
+    "part2-tokens-bits-per-byte": _bits_per_byte_by_hand,
     "tokens-utf8-bytes": _utf8_bytes,
     "tokens-overlapping-pairs": _overlapping_pairs,
     "part2-gqa-cache-size": _gqa_cache_ratio,

@@ -3,7 +3,7 @@
 - notebook 12's bank (``part2``) has at least 18 questions, with at least one on every section of Part 2: sampling,
   weight tying, the KV cache's cost, cross-attention, the phase change, the one-layer limit, K-composition, SwiGLU,
   RoPE's pairing and extrapolation, the online softmax's rescale, grouped-query attention, tiled attention's memory;
-- over Part 2's checks pooled (the ``part2`` bank and the quizzes of notebooks 08, 09 and 10), every letter holds
+- over Part 2's checks pooled (the ``part2`` bank and the quizzes of notebooks 08, 09, 10 and 11), every letter holds
   the right answer about as often as any other, and the right answer is neither systematically the longest option
   nor never the longest (the pooled rules of ``course_lib/interactive/quiz/balance.py``, applied to Part 2 alone).
 """
@@ -15,7 +15,7 @@ import pytest
 from course_lib.interactive.quiz.balance import bank_balance, pooled_balance
 from course_lib.interactive.quiz.loader import load_bank
 
-PART_2_BANKS = ("08", "09", "10", "part2")
+PART_2_BANKS = ("08", "09", "10", "11", "part2")
 # every section of Part 2, as words that a question on it must contain (prompt, options or explanation)
 SECTIONS = {
     "sampling": ("top-p", "temperature"),
@@ -31,6 +31,8 @@ SECTIONS = {
     "the online softmax's rescale": ("online softmax",),
     "grouped-query attention": ("grouped-query",),
     "tiled attention": ("tiled attention",),
+    "BPE merges": ("merge",),
+    "bits per byte": ("bits per byte",),
 }
 
 
