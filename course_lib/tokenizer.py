@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from ._validate import CourseInputError
 
-__all__ = ["pair_counts", "merge_pair", "train_bpe", "encode", "decode", "vocabulary"]
+__all__ = ["pair_counts", "merge_pair", "most_frequent", "train_bpe", "encode", "decode", "vocabulary"]
 
 Pair = tuple[int, int]
 
