@@ -564,7 +564,7 @@ def _gqa_cache_ratio(question):
 
 
 def _utf8_bytes(question):
-    assert len("café 🙂".encode("utf-8")) == question.answer
+    assert len("café 🙂".encode()) == question.answer
     assert len("café 🙂") == question.mistakes[0].answer
 
 
