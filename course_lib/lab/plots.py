@@ -916,6 +916,7 @@ def loss_ladder_plot(steps, bits, baselines: dict, ax=None):
         ax.annotate(f"{level:.2f}", (place, level), textcoords="offset points", xytext=(5, 5), fontsize=8)
     ax.set_xticks(places, [str(step) for step in steps])
     ax.set_xlim(-0.4, len(steps) - 0.4)
+    ax.set_ylim(top=max(float(b) for b in bits) + 0.15)  # room for the top label under the title
     ax.set_xlabel("checkpoint: training step")
     ax.set_ylabel("bits per byte, held-out docs")
     ax.set_title("The loss ladder: each checkpoint against the count models")
