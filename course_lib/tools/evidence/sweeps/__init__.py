@@ -237,7 +237,7 @@ SWEEPS: tuple[Sweep, ...] = (
         "the decoder on BPE 512 passes the bigram in bits per byte within 800 steps",
         f"{_HERE}.nb11:ladder",
         seeds=10,
-        minutes=3,
+        minutes=2,
     ),
     Sweep(
         "tokens-every-cut",
@@ -245,7 +245,7 @@ SWEEPS: tuple[Sweep, ...] = (
         "the same decoder on characters, bytes, BPE 512 and BPE 1024: bits per byte fall as tokens grow",
         f"{_HERE}.nb11:every_cut",
         seeds=3,
-        minutes=4,
+        minutes=2,
     ),
 )
 
