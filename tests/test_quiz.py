@@ -564,8 +564,9 @@ def _gqa_cache_ratio(question):
 
 
 def _utf8_bytes(question):
-    assert len("café 🙂".encode()) == question.answer
-    assert len("café 🙂") == question.mistakes[0].answer
+    assert len("café 日".encode()) == question.answer
+    assert len("café 日") == question.mistakes[0].answer
+    assert len("cafe 日".encode()) == question.mistakes[1].answer  # é taken for one byte
 
 
 def _overlapping_pairs(question):
