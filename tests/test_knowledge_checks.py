@@ -23,7 +23,7 @@ from course_lib.interactive.quiz import load_bank
 from course_lib.interactive.quiz.balance import correct_is_strictly_longest, correct_is_strictly_shortest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHECKS = {"final": "07_knowledge_check.ipynb", "part2": "11_part2_check.ipynb"}
+CHECKS = {"final": "07_knowledge_check.ipynb", "part2": "12_part2_check.ipynb"}
 
 
 def singles(bank_name: str):

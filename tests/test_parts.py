@@ -60,3 +60,17 @@ def test_a_record_written_before_the_move_still_reads():
     assert row.answered == 2 and row.first_try == 2 and row.solved == 2
     for (quiz, question), (new_quiz, new_question) in syllabus.MOVED_QUESTIONS.items():
         assert load_bank(new_quiz).question(new_question), f"{quiz}/{question} moved to a question that exists"
+
+
+def test_a_part_2_check_record_from_when_it_was_notebook_11_still_reads():
+    """The Part 2 check moved from 11 to 12 when notebook 11 (From text to tokens) came in. A record keys its answers
+    by the bank's name, 'part2', never by the notebook's number, so answers written before the move count for the
+    check, and none of them lands in notebook 11's own quiz."""
+    assert syllabus.PART2_CHECK == "12" and syllabus.notebook("12").quiz == "part2"
+    assert syllabus.part_of("11") is syllabus.part_of("12") and syllabus.PARTS[1].notebooks[-1] == "12"
+    event = {"v": 1, "time": "2026-12-06T10:00:00Z", "kind": "quiz", "correct": True, "answer": "C"}
+    old = [{**event, "quiz": "part2", "question": "part2-lm-loss-positions"}]
+    summary = learning.summarize(old)
+    quizzes = {quiz.quiz: quiz for quiz in summary.quizzes}
+    assert quizzes["part2"].answered == 1 and quizzes["part2"].first_try == 1
+    assert quizzes["11"].answered == 0, "an old answer to the check is not an answer to notebook 11's quiz"

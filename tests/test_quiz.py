@@ -563,7 +563,34 @@ def _gqa_cache_ratio(question):
     assert nbytes[32] == question.answer * nbytes[8]
 
 
+def _utf8_bytes(question):
+    assert len("café 日".encode()) == question.answer
+    assert len("café 日") == question.mistakes[0].answer
+    assert len("cafe 日".encode()) == question.mistakes[1].answer  # é taken for one byte
+
+
+def _overlapping_pairs(question):
+    from course_lib.tokenizer import merge_pair, pair_counts
+
+    ids = list(b"aaaa")
+    assert pair_counts(ids)[(97, 97)] == question.answer
+    assert len(merge_pair(ids, (97, 97), 256)) == question.mistakes[0].answer  # the non-overlapping ones a merge uses
+
+
+def _bits_per_byte_by_hand(question):
+    from course_lib.lab.text import bits_per_byte
+
+    class Uniform(torch.nn.Module):  # 64 equally likely tokens: 6 bits per token
+        def forward(self, tokens):
+            return torch.zeros(*tokens.shape, 64)
+
+    assert bits_per_byte(Uniform(), list(range(64)) * 4, [3] * 64, 16) == pytest.approx(question.answer)
+
+
 CONSISTENCY = {
+    "part2-tokens-bits-per-byte": _bits_per_byte_by_hand,
+    "tokens-utf8-bytes": _utf8_bytes,
+    "tokens-overlapping-pairs": _overlapping_pairs,
     "part2-gqa-cache-size": _gqa_cache_ratio,
     "lm-top-k-equivalent": _top_k_equivalent,
     "rnn-final-state-shape": _rnn_final_state,

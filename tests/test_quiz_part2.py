@@ -1,9 +1,9 @@
 """The Part 2 knowledge check covers Part 2, and the form of its questions gives nothing away (issue 42).
 
-- notebook 11's bank (``part2``) has at least 18 questions, with at least one on every section of Part 2: sampling,
+- notebook 12's bank (``part2``) has at least 18 questions, with at least one on every section of Part 2: sampling,
   weight tying, the KV cache's cost, cross-attention, the phase change, the one-layer limit, K-composition, SwiGLU,
   RoPE's pairing and extrapolation, the online softmax's rescale, grouped-query attention, tiled attention's memory;
-- over Part 2's checks pooled (the ``part2`` bank and the quizzes of notebooks 08, 09 and 10), every letter holds
+- over Part 2's checks pooled (the ``part2`` bank and the quizzes of notebooks 08, 09, 10 and 11), every letter holds
   the right answer about as often as any other, and the right answer is neither systematically the longest option
   nor never the longest (the pooled rules of ``course_lib/interactive/quiz/balance.py``, applied to Part 2 alone).
 """
@@ -15,7 +15,7 @@ import pytest
 from course_lib.interactive.quiz.balance import bank_balance, pooled_balance
 from course_lib.interactive.quiz.loader import load_bank
 
-PART_2_BANKS = ("08", "09", "10", "part2")
+PART_2_BANKS = ("08", "09", "10", "11", "part2")
 # every section of Part 2, as words that a question on it must contain (prompt, options or explanation)
 SECTIONS = {
     "sampling": ("top-p", "temperature"),
@@ -31,6 +31,8 @@ SECTIONS = {
     "the online softmax's rescale": ("online softmax",),
     "grouped-query attention": ("grouped-query",),
     "tiled attention": ("tiled attention",),
+    "BPE merges": ("merge",),
+    "bits per byte": ("bits per byte",),
 }
 
 
@@ -40,14 +42,14 @@ def _text(question) -> str:
 
 
 def test_the_part_2_check_has_at_least_18_questions():
-    assert len(load_bank("part2")) >= 18, f"notebook 11 asks only {len(load_bank('part2'))} questions"
+    assert len(load_bank("part2")) >= 18, f"notebook 12 asks only {len(load_bank('part2'))} questions"
 
 
 @pytest.mark.parametrize("section", sorted(SECTIONS))
 def test_the_part_2_check_asks_about_every_section(section):
     texts = [_text(question) for question in load_bank("part2").questions]
     assert any(any(word in text for word in SECTIONS[section]) for text in texts), (
-        f"no question of notebook 11 asks about {section}"
+        f"no question of notebook 12 asks about {section}"
     )
 
 
@@ -70,15 +72,15 @@ def test_each_part_2_check_uses_several_letters_and_is_not_won_by_the_longest_op
 
 
 def test_within_the_part_2_check_letters_and_lengths_carry_no_signal():
-    """Notebook 11 alone: every letter a single-choice question can show holds the right answer at least once and
+    """Notebook 12 alone: every letter a single-choice question can show holds the right answer at least once and
     none more than twice as often as another (count over expectation); the right answer is the strictly longest
     option in at most 30% of its single-choice questions, and the strictly shortest in at most 30%."""
     balance = bank_balance(load_bank("part2"))
-    assert balance.singles >= 12, f"notebook 11 has only {balance.singles} single-choice questions"
+    assert balance.singles >= 12, f"notebook 12 has only {balance.singles} single-choice questions"
     missing = [position for position in balance.expected if not balance.positions.get(position, 0)]
-    assert not missing, f"a letter never holds the right answer in notebook 11: {balance.positions_text()}"
+    assert not missing, f"a letter never holds the right answer in notebook 12: {balance.positions_text()}"
     assert balance.position_ratio() <= 2.0, (
-        f"the right letters are unbalanced in notebook 11: {balance.positions_text()}"
+        f"the right letters are unbalanced in notebook 12: {balance.positions_text()}"
     )
     longest, shortest = len(balance.longest_correct), len(balance.shortest_correct)
     assert 10 * longest <= 3 * balance.singles, (

@@ -517,3 +517,23 @@ def test_a_widget_placeholder_becomes_a_caption_that_says_how_to_use_it(built):
     )
     assert "to move the sliders.</p>" in caption and "<pre> a 1</pre>" in caption
     assert site_module.widget_caption("a plain output", "x.ipynb") is None
+
+
+def test_the_loss_ladder_samples_are_visible_on_the_page_of_11(built):
+    """Notebook 11's loss ladder: every model's sample, with its bits per byte, shows on the page, outside any fold."""
+    import nbformat
+
+    notebook = nbformat.read(ROOT / "notebooks" / "11_text_to_tokens.ipynb", as_version=4)
+    printed = "".join(
+        output.get("text", "")
+        for cell in notebook.cells
+        if cell.cell_type == "code" and "corpus.sample_ids" in cell.source
+        for output in cell.outputs
+    )
+    rungs = re.findall(r"^── (.+): ([0-9.]+) bits per byte\n(.+)$", printed, flags=re.M)
+    assert {name for name, _, _ in rungs} >= {"unigram", "bigram", "decoder, step 0", "decoder, step 800"}, rungs
+    page = main_of(page_html(built, "notebooks/11_text_to_tokens.html"))
+    unfolded = html.unescape(re.sub(r"<details\b.*?</details>", "", page, flags=re.S))
+    for name, level, sample in rungs:
+        assert f"── {name}: {level} bits per byte" in unfolded, f"the ladder's rung {name} is not visible"
+        assert sample.strip()[:60] in unfolded, f"the sample of {name} is not visible"

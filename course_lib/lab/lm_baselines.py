@@ -106,11 +106,13 @@ def train_lm(
     lr_decay: float = 0.0,
     log_every: int | None = None,
     name: str = "model",
+    snapshots: Sequence[int] = (),
 ) -> dict:
     """Adam on ``next_token_loss`` for ``steps`` fresh batches ``make_batch(batch_size, generator)`` ``(batch, seq)``.
 
     ``lr_decay``: the learning rate falls linearly by this fraction of ``lr`` over the run (0: constant). Prints the mean loss every ``log_every`` steps and returns
-    ``{"loss": [per step], "seconds": wall-clock}``.
+    ``{"loss": [per step], "seconds": wall-clock, "snapshots": {step: state_dict}}``, with a copy of the weights
+    after each step listed in ``snapshots`` (0: before the first step), to look at the model as it was then.
     """
     check_positive_int("steps", steps)
     generator = torch.Generator().manual_seed(seed)
@@ -119,6 +121,7 @@ def train_lm(
     log_every = log_every or max(1, steps // 4)
     model.train()
     losses: list[float] = []
+    kept = {0: _copy_weights(model)} if 0 in snapshots else {}
     start = time.perf_counter()
     with fast_path(model):  # the same attention and LayerNorm, faster (training.fast_path)
         for step in range(1, steps + 1):
@@ -132,10 +135,16 @@ def train_lm(
             optimizer.step()
             schedule.step()
             losses.append(loss.item())
+            if step in snapshots:
+                kept[step] = _copy_weights(model)
             if step % log_every == 0 or step == steps:
                 recent = losses[-log_every:]
                 first = step - len(recent) + 1
                 print(
                     f"{name}: step {step:4d}/{steps}, mean loss of steps {first}–{step}: {sum(recent) / len(recent):.2f} nats/token"
                 )
-    return {"loss": losses, "seconds": time.perf_counter() - start}
+    return {"loss": losses, "seconds": time.perf_counter() - start, "snapshots": kept}
+
+
+def _copy_weights(model: nn.Module) -> dict[str, torch.Tensor]:
+    return {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}

@@ -899,3 +899,27 @@ def cross_attention_diagram(ax=None):
     ax.text(5.6, 1.7, "output, added\nto the decoder", fontsize=8, color="dimgrey", ha="center")
     ax.set_title("Cross-attention: the decoder asks, the encoder's sequence answers", fontsize=10)
     return ax
+
+
+def loss_ladder_plot(steps, bits, baselines: dict, ax=None):
+    """Held-out bits per byte of the decoder's checkpoints (``steps``, ``bits``), with each baseline as a level line.
+
+    The checkpoints are evenly spaced on the x axis, each labelled with its training step.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 3.8))
+    places = list(range(len(steps)))
+    ax.plot(places, [float(b) for b in bits], color=PALETTE["blue"], marker="o", label="decoder (BPE 512)")
+    for number, (name, level) in enumerate(baselines.items()):
+        ax.axhline(level, color=COLORS[number + 1], linestyle=LINESTYLES[number + 1], linewidth=1.5, label=name)
+    for place, level in zip(places, bits):
+        ax.annotate(f"{level:.2f}", (place, level), textcoords="offset points", xytext=(5, 5), fontsize=8)
+    ax.set_xticks(places, [str(step) for step in steps])
+    ax.set_xlim(-0.4, len(steps) - 0.4)
+    ax.set_ylim(top=max(float(b) for b in bits) + 0.15)  # room for the top label under the title
+    ax.set_xlabel("checkpoint: training step")
+    ax.set_ylabel("bits per byte, held-out docs")
+    ax.set_title("The loss ladder: each checkpoint against the count models")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper right")
+    return ax

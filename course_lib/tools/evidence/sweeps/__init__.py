@@ -230,6 +230,23 @@ SWEEPS: tuple[Sweep, ...] = (
         seeds=5,
         minutes=2,
     ),
+    # notebook 11
+    Sweep(
+        "tokens-ladder",
+        "11",
+        "the decoder on BPE 512 passes the bigram in bits per byte within 800 steps",
+        f"{_HERE}.nb11:ladder",
+        seeds=10,
+        minutes=2,
+    ),
+    Sweep(
+        "tokens-every-cut",
+        "11",
+        "the same decoder on characters, bytes, BPE 512 and BPE 1024: bits per byte fall as tokens grow",
+        f"{_HERE}.nb11:every_cut",
+        seeds=3,
+        minutes=2,
+    ),
 )
 
 
