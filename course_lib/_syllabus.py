@@ -83,13 +83,14 @@ COURSE: tuple[Notebook, ...] = (
         "ex10_rope_online_softmax",
         "10",
     ),
-    Notebook("11", "11_part2_check.ipynb", "Knowledge check: Part 2", quiz="part2"),
+    Notebook("11", "11_text_to_tokens.ipynb", "From text to tokens", ("tokenizer",), "ex11_tokenizer", "11"),
+    Notebook("12", "12_part2_check.ipynb", "Knowledge check: Part 2", quiz="part2"),
 )
 
 PARTS: tuple[Part, ...] = (
     Part(1, "The Transformer from the ground up", ("01", "02", "03", "04", "05", "06", "07"), check="07"),
     # every notebook from 08 on, so a new notebook of Part 2 needs only its row in COURSE
-    Part(2, "Toward language models", tuple(row.number for row in COURSE if row.number >= "08"), check="11"),
+    Part(2, "Toward language models", tuple(row.number for row in COURSE if row.number >= "08"), check="12"),
 )
 
 # The concept modules at the top of ``course_lib``, in teaching order: ``ls course_lib`` is this list plus ``_private``
@@ -109,7 +110,7 @@ KNOWLEDGE_CHECKS: tuple[str, ...] = tuple(part.check for part in PARTS if part.c
 # Part 1's knowledge check (notebook 07, bank final.yaml), the name older code uses
 FINAL_CHECK = "07"
 # the knowledge check of Part 2 (notebooks 08 onward), the course's last notebook
-PART2_CHECK = "11"
+PART2_CHECK = "12"
 
 # names that changed, so that what a learner wrote or recorded before still reads:
 # the language-model exercise followed notebook 08 as ex07 until it took its notebook's number

@@ -189,7 +189,7 @@ def _test(spec: CheckSpec, calls: LearnerCalls, number: int, case: Case) -> Chec
     except BaseException as exc:
         if _is_stub(exc):
             return _not_implemented(spec, exc)
-        return _raised(spec, exc, where)
+        return _raised(spec, exc, where, args)
     if value is NotImplemented:
         return _not_implemented(spec, None)
     if calls.delegated(spec, number):
@@ -264,6 +264,8 @@ def _raises_alike(mistake: Mistake, exc: BaseException, args: tuple) -> bool:
     if mistake.raises is not None and _safe_bool(mistake.raises, exc):
         return True
     if mistake.later_raise is not None and _safe_bool(mistake.later_raise, exc, args):
+        return True
+    if mistake.raises_on is not None and _safe_bool(mistake.raises_on, exc, _clone(args)):
         return True
     for implementation in (mistake.example, *mistake.variants):
         try:

@@ -751,7 +751,7 @@ def course_copy(exercise: str, into: Path) -> Path:
     training = "\n\n".join(inspect.getsource(f) for f in (experiment._train, experiment.short_training))
     (target / "checks" / "__init__.py").write_text(CHECKS_STUB.replace("{short_training}", training))
     for module in ("attention", "encoder", "experiment", "induction", "language_model", "modern", "multihead",
-                   "normalization", "positions", "rnn"):  # fmt: skip
+                   "normalization", "positions", "rnn", "tokenizer"):  # fmt: skip
         (target / "checks" / f"{module}.py").write_text(SUBMODULE_STUB)
     by_module: dict[str, list[str]] = {}
     for dotted in EXERCISES[exercise].withheld:
