@@ -64,6 +64,7 @@ from .spec import (
     CheckResult,
     CheckSpec,
     Mistake,
+    ValueOut,
     _result,
     check_scope,
 )
@@ -225,7 +226,9 @@ def _delegates(spec: CheckSpec, where: str) -> CheckResult:
         FAILED,
         f"your `{spec.function}` calls course_lib's own `{own}`; the exercise asks you to write it yourself — other "
         "course_lib helpers are allowed.",
-        "Write the computation with torch operations (the formula is in the exercise).",
+        "Write the computation with torch operations (the formula is in the exercise)."
+        if not isinstance(spec.output, ValueOut)
+        else "Write the computation with Python's lists, dicts and bytes (the formula is in the exercise).",
         mistake="delegates",
         where=where,
     )
