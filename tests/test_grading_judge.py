@@ -212,6 +212,17 @@ def rope_attention(queries, keys, values):
 def online_softmax_step(running_max, running_sum, output, scores, values):
     return _step(running_max, running_sum, output, scores, values)
 """,
+    "ex11_tokenizer": """
+from course_lib.tokenizer import pair_counts as _counts, merge_pair as _merge, encode as _encode, decode as _decode
+def pair_counts(ids):
+    return dict(_counts(ids))
+def merge_pair(ids, pair, new_id):
+    return _merge(ids, pair, new_id)
+def encode(text, merges):
+    return _encode(text, merges)
+def decode(ids, merges):
+    return _decode(ids, merges)
+""",
 }
 
 NUMPY_SOFTMAX = """
@@ -316,6 +327,93 @@ def test_the_sandbox_copy_of_course_lib_lacks_what_the_exercise_grades(tmp_path)
                          env={**os.environ, "PYTHONPATH": str(root)}, cwd=tmp_path)  # fmt: skip
     assert "course_lib.rotary.apply_rotary is not available while your notebook is graded" in run.stdout, run.stderr
     assert "torch.Size([20])" in run.stdout and "no course_lib.checks." in run.stdout, run.stdout + run.stderr
+
+
+def test_the_sandbox_copy_of_course_lib_lacks_the_tokenizer_that_ex11_grades(tmp_path):
+    root = sandbox.course_copy("ex11_tokenizer", tmp_path)
+    probe = (
+        "from course_lib import tokenizer\n"
+        "for call in (lambda: tokenizer.pair_counts([1, 2]), lambda: tokenizer.merge_pair([1, 2], (1, 2), 256),\n"
+        "             lambda: tokenizer.encode('ab' * 40, {(97, 98): 256}), lambda: tokenizer.decode([97], {})):\n"
+        "    try:\n        print('ran', call())\n    except RuntimeError as exc:\n        print(exc)\n"
+        "print(tokenizer.train_bpe('abab', 257), tokenizer.vocabulary({(97, 98): 256})[256])\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(root)}, cwd=tmp_path)  # fmt: skip
+    for name in ("pair_counts", "merge_pair", "encode", "decode"):
+        assert f"course_lib.tokenizer.{name} is not available while your notebook is graded" in run.stdout, run.stderr
+    assert "write it with lists, dicts and bytes" in run.stdout and "ran" not in run.stdout, run.stdout
+    assert "{(97, 98): 256} b'ab'" in run.stdout, run.stdout + run.stderr  # the notebook's train_bpe still runs
+
+
+# A learner's ex11 as they might get it wrong: every graded function with one classic mistake.
+WRONG_TOKENIZER = """
+def pair_counts(ids):
+    counts, t = {}, 0
+    while t < len(ids) - 1:
+        pair = (ids[t], ids[t + 1])
+        counts[pair] = counts.get(pair, 0) + 1
+        t += 2 if ids[t] == ids[t + 1] else 1
+    return counts
+def merge_pair(ids, pair, new_id):
+    out = []
+    for t in range(len(ids)):
+        if t + 1 < len(ids) and (ids[t], ids[t + 1]) == pair:
+            out.append(new_id)
+        elif t > 0 and (ids[t - 1], ids[t]) == pair:
+            continue
+        else:
+            out.append(ids[t])
+    return out
+def encode(text, merges):
+    from collections import Counter
+    ids = list(text.encode("utf-8"))
+    while True:
+        counts = Counter(p for p in zip(ids, ids[1:]) if p in merges)
+        if not counts:
+            return ids
+        pair = max(counts, key=counts.get)
+        out, t = [], 0
+        while t < len(ids):
+            if t + 1 < len(ids) and (ids[t], ids[t + 1]) == pair:
+                out.append(merges[pair])
+                t += 2
+            else:
+                out.append(ids[t])
+                t += 1
+        ids = out
+def decode(ids, merges):
+    vocab = {i: bytes([i]) for i in range(256)}
+    for (a, b), new_id in merges.items():
+        vocab[new_id] = vocab[a] + vocab[b]
+    return "".join(vocab[i].decode("utf-8") for i in ids)
+"""
+
+
+@needs_sandbox
+def test_the_tokenizer_exercise_is_graded_across_the_sandbox_wall(tmp_path):
+    """ex11's functions take and return plain data (lists of ids, dicts of counts, merges, text): the solution
+    notebook passes the real grader, and each classic mistake fails with its own name, the decode that raises on a
+    split character included (its exception comes back from the sandbox and is read with the check's inputs)."""
+    folder = tmp_path / "class"
+    (folder / "solution").mkdir(parents=True)
+    shutil.copyfile(
+        ROOT / "exercises" / "solutions" / "ex11_tokenizer.ipynb", folder / "solution" / "ex11_tokenizer.ipynb"
+    )
+    notebook(folder / "wrong" / "ex11_tokenizer.ipynb", WRONG_TOKENIZER)
+    report = grading.grade(folder, tmp_path / "out", timeout=60, jobs=1, echo=None)
+    solution = report.cells[("solution", "ex11_tokenizer")]
+    assert solution.outcome == "pass" and not solution.cell_errors, solution.cell_errors
+    assert solution.checks_passed == 4, [c["message"][:300] for c in solution.checks if not c["passed"]]
+    wrong = {c["check"]: c for c in report.cells[("wrong", "ex11_tokenizer")].checks}
+    expected = {
+        "check_pair_counts": "overlaps_counted_once",
+        "check_merge_pair": "overlaps_merged",
+        "check_bpe_encode": "by_frequency",
+        "check_bpe_decode": "token_by_token",
+    }
+    assert {check: c["mistake"] for check, c in wrong.items()} == expected, [c["message"][:300] for c in wrong.values()]
+    assert not any(c["passed"] for c in wrong.values())
 
 
 def _report_with(learner: str, error: str) -> grading.GradeReport:

@@ -141,7 +141,6 @@ EXERCISES: dict[str, Exercise] = {
                 "course_lib.tokenizer:merge_pair",
                 "course_lib.tokenizer:encode",
                 "course_lib.tokenizer:decode",
-                "course_lib.tokenizer:_Sequence.merge",  # what encode runs on a long text
             ),
         ),
     )
