@@ -360,9 +360,10 @@ def test_progress_lists_which_exercises_pass(workdir):
         "ex08_language_model": "not started",
         "ex09_induction_heads": "not started",
         "ex10_rope_online_softmax": "not started",
+        "ex11_tokenizer": "not started",
     }
     report = lines[-1]
-    assert "1 of 9 exercises pass." in report and "✅ sinusoidal_encoding" in report
+    assert "1 of 10 exercises pass." in report and "✅ sinusoidal_encoding" in report
 
 
 # ---------------------------------------------------------------------------------------- grading
@@ -414,10 +415,11 @@ def test_grading_survives_crashing_and_hanging_submissions(workdir, tmp_path):
         "missing",
         "missing",
         "missing",
+        "missing",
     ]
     assert [
         table["alice"][k] for k in ("pass", "fail", "error", "timeout", "missing", "points", "points_possible")
-    ] == ["1", "1", "0", "0", "7", "1", str(sum(len(exercise.specs) for exercise in EXERCISES.values()))]
+    ] == ["1", "1", "0", "0", "8", "1", str(sum(len(exercise.specs) for exercise in EXERCISES.values()))]
     assert (
         table["alice"]["ex04_positional_encoding points"] == "1"
         and table["alice"]["ex05_layernorm_residual:check_layer_norm"] == "not_implemented"
@@ -428,7 +430,7 @@ def test_grading_survives_crashing_and_hanging_submissions(workdir, tmp_path):
     markdown = (out / "scores.md").read_text(encoding="utf-8")
     assert (
         "| alice | missing 0/2 | missing 0/3 | missing 0/3 | pass 1/1 | fail 0/3 | missing 0/2 | missing 0/4 | missing 0/4 "
-        "| missing 0/3 | 1 | 1 | 0 | 0 | 7 | 1/25 |" in markdown
+        "| missing 0/3 | missing 0/4 | 1 | 1 | 0 | 0 | 8 | 1/29 |" in markdown
     )
     assert "process died" in markdown and "did not finish" in markdown
     assert "stray.ipynb" in markdown and "notes.txt" in markdown and "Skipped files" in markdown
