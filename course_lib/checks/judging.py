@@ -141,6 +141,11 @@ def _generic_exception_hint(spec: CheckSpec, exc: BaseException) -> str:
         )
     if kind == "CourseInputError":
         return "A course_lib function refused its input: the message above says which argument and what it expected."
+    if isinstance(spec.output, ValueOut):
+        return (
+            "Read the line above; print the values involved (a few ids, the pair, a token's bytes) on a small "
+            "example to see what went wrong."
+        )
     shape_words = (
         "shape",
         "size of tensor",
@@ -218,6 +223,11 @@ def _read_shape(shape: tuple, expected: tuple, axes: str) -> str:
 
 
 def _mutation_hint(spec: CheckSpec, changed: list[str]) -> str:
+    if isinstance(spec.output, ValueOut):
+        return (
+            "The caller still needs its list or dict as it was: build a new list (or dict) for the result instead of "
+            "changing the one you were given (no `ids[t] = ...`, `ids.pop(...)`, `del ids[...]`, `ids[a:b] = ...`)."
+        )
     modules = set(spec.extra.get("module_args", ()))
     if any(name in modules for name in changed):
         return (
