@@ -346,6 +346,39 @@ def test_the_sandbox_copy_of_course_lib_lacks_the_tokenizer_that_ex11_grades(tmp
     assert "{(97, 98): 256} b'ab'" in run.stdout, run.stdout + run.stderr  # the notebook's train_bpe still runs
 
 
+def test_plain_data_crosses_the_wire_whole_and_a_forged_one_is_refused():
+    """What ex11's functions return (long lists of ids, dicts of pair counts, bytes, long text) comes back from the
+    sandbox's description as the same plain data; a reply that is not what ``wire.describe`` writes is refused."""
+    import collections
+    import io
+
+    import torch
+
+    from course_lib.tools.grading import remote, wire
+
+    def through(value):
+        frame = io.BytesIO(wire.pack({"value": wire.describe(value)}))
+        return remote.decode(wire.read_frame(frame.read)["value"])
+
+    ids = list(range(300)) * 3
+    counts = collections.Counter(zip(ids, ids[1:]))
+    text = "naïve 東京 🙂 " * 100
+    assert through(ids) == ids and type(through(ids)) is list
+    assert through(tuple(ids[:5])) == tuple(ids[:5])
+    assert through(counts) == dict(counts) and type(through(counts)) is dict
+    assert through(text) == text and through(b"\xc3\xa9") == b"\xc3\xa9"
+    assert through([True, 2]) == [True, 2] and through([]) == []  # not ids: item by item, as before
+    assert isinstance(through({i: i for i in range(wire.MAX_MAPPING + 1)}), remote._Opaque)
+    with pytest.raises(remote.RecordError):
+        remote.decode(
+            {"t": "mapping", "items": [[{"t": "mapping", "items": []}, {"t": "plain", "v": 1}]]}
+        )  # a dict as key
+    with pytest.raises(remote.RecordError):
+        remote.decode({"t": "ints", "kind": "list", "v": torch.zeros(3)})  # whole numbers only
+    with pytest.raises(remote.RecordError):
+        remote.decode({"t": "text", "v": "x" * (wire.MAX_STRING + 1)})
+
+
 # A learner's ex11 as they might get it wrong: every graded function with one classic mistake.
 WRONG_TOKENIZER = """
 def pair_counts(ids):
