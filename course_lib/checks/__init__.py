@@ -139,6 +139,8 @@ EXERCISES: dict[str, Exercise] = {
             (
                 "course_lib.tokenizer:pair_counts",
                 "course_lib.tokenizer:merge_pair",
+                "course_lib.tokenizer:pair_counts_in_chunks",
+                "course_lib.tokenizer:merge_pair_in_chunks",
                 "course_lib.tokenizer:encode",
                 "course_lib.tokenizer:decode",
             ),

@@ -1,20 +1,24 @@
 """Checks for exercise 11: a byte-level BPE tokenizer's pair count, one merge, encode and decode.
 
 Learner signatures (token ids are Python ints; ``merges`` is ``{(a, b): new_id}`` in the order it was learned, new
-ids 256, 257, ...):
+ids 256, 257, ...; ``chunks`` is a text split into words first, as GPT-2 does, each word a list of ids, e.g.
+``[[104, 105], [32, 104, 105]]`` for "hi hi"):
 
-    pair_counts(ids) -> {(a, b): count}
-        count(a, b) = #{t : ids[t] = a and ids[t + 1] = b}, at every adjacent position, overlapping ones too
-    merge_pair(ids, pair, new_id) -> list of ids
-        left to right; where (ids[t], ids[t + 1]) = pair write new_id and skip both: (a, a, a) → [new_id, a]
+    pair_counts(chunks) -> {(a, b): count}
+        count(a, b) = Σ_c #{t : c[t] = a and c[t + 1] = b} over the chunks c, at every adjacent position inside a
+        chunk, overlapping ones too; never a pair across two chunks
+    merge_pair(chunks, pair, new_id) -> list of chunks
+        each chunk on its own, left to right; where (c[t], c[t + 1]) = pair write new_id and skip both:
+        (a, a, a) → [new_id, a]; never across two chunks; as many chunks come back as were given
     encode(text, merges) -> list of ids
         the UTF-8 bytes of text, then every merge in rank order (the lowest new id first)
     decode(ids, merges) -> str
         every id's bytes joined, then one UTF-8 decoding with errors="replace"
 
-References: ``course_lib.tokenizer`` (``pair_counts``, ``merge_pair``, ``encode``, ``decode``; ``train_bpe`` learns
-the merges a case uses). Every case draws its lengths from its own range, so no length is special; the texts hold
-accents, emoji and CJK characters, whose UTF-8 bytes a tokenizer may split over two tokens.
+References: ``course_lib.tokenizer`` (``pair_counts_in_chunks``, ``merge_pair_in_chunks``, ``encode``, ``decode``;
+``train_bpe`` learns the merges a case uses). Every case draws its lengths from its own range, so no length is
+special; the texts hold accents, emoji and CJK characters, whose UTF-8 bytes a tokenizer may split over two tokens.
+The chunks of every case hold an empty chunk, a chunk of one id, and a pair that occurs only across two chunks.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ import torch
 from ..tokenizer import decode as reference_decode
 from ..tokenizer import encode as reference_encode
 from ..tokenizer import merge_pair as reference_merge
-from ..tokenizer import pair_counts as reference_counts
+from ..tokenizer import merge_pair_in_chunks as reference_merge_chunks
+from ..tokenizer import pair_counts_in_chunks as reference_counts
 from ..tokenizer import train_bpe, vocabulary
 from .calling import _describe, _shorten
 from .core import export_checks
@@ -98,7 +103,7 @@ def _counts_form(value):
         if not (isinstance(key, tuple) and len(key) == 2 and all(type(i) is int for i in key)):
             return None, (
                 f"a key of your dict is {_describe(key)}, expected a pair (a, b) of token ids.",
-                "Use the pair itself as the key: the tuple (ids[t], ids[t + 1]).",
+                "Use the pair itself as the key: the tuple (chunk[t], chunk[t + 1]).",
             )
         if type(count) is not int:
             return None, (
@@ -147,7 +152,7 @@ def _counts_diagnose(got, expected, args) -> str:
     wrong = sorted(pair for pair in set(got) & set(expected) if got[pair] != expected[pair])
     parts = []
     if extra:
-        parts.append(f"{len(extra)} of your pairs are not adjacent anywhere in ids, e.g. {extra[0]}")
+        parts.append(f"{len(extra)} of your pairs are not adjacent inside any chunk, e.g. {extra[0]}")
     if missing:
         parts.append(f"{missing} adjacent pair(s) are missing from your dict")
     if wrong:
@@ -167,31 +172,120 @@ def _text_diagnose(got, expected, args) -> str:
     return f"{size}The first character that differs is character {first}: {_shorten(repr(got[first : first + 3]), 20)}."
 
 
+def _chunks_form(value):
+    """A list (or tuple) of chunks, each a list (or tuple) of whole numbers, as a list of lists."""
+    if isinstance(value, (list, tuple)) and all(
+        isinstance(chunk, (list, tuple)) and all(type(item) is int for item in chunk) for chunk in value
+    ):
+        return [list(chunk) for chunk in value], None
+    if isinstance(value, (list, tuple)) and value and all(type(item) is int for item in value):
+        return None, (
+            "your function returned one flat list of ids, expected a list of chunks (a list of ids per chunk).",
+            "Keep the chunks apart: merge each chunk on its own and collect the merged chunks in a list, one for "
+            "every chunk you were given.",
+        )
+    return None, (
+        f"your function returned {_describe(value)}, expected a list of chunks (a list of ids per chunk).",
+        "Did you forget the `return` statement?"
+        if value is None
+        else "Return a list with one list of ids for every chunk you were given, in the same order.",
+    )
+
+
+CHUNKS = ValueOut("a list of chunks", _chunks_form)
+
+
+def _chunks_diagnose(got, expected, args) -> str:
+    """Which chunk goes wrong first, and where in it, without the right ids."""
+    if not isinstance(got, list):
+        return ""
+    if len(got) != len(expected):
+        return (
+            f"Your result has {len(got)} chunks, the right one {len(expected)}: one merged chunk for every chunk "
+            "given, an empty one included."
+        )
+    k = next(k for k, (a, b) in enumerate(zip(got, expected)) if a != b)
+    return f"Chunk {k} is the first that differs. " + _ids_diagnose(got[k], expected[k], args)
+
+
+def _flat(chunks) -> list:
+    return [i for chunk in chunks for i in chunk]
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # pair_counts
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _ids_case(seed: int, low: int, high: int, merged: bool):
-    """``ids`` of a length in low .. high: a text's bytes (``merged``: with merged ids 256 and up among them), always
-    holding a run of one id (3 to 6 long: overlapping pairs) and a pair (a, b) with a > b (its order matters)."""
+def _chunks_case(seed: int, low: int, high: int, merged: bool):
+    """``chunks``: low .. high words split as GPT-2 splits a text (each word with the space before it: "the",
+    " data", ...), each the list of its bytes (``merged``: some ids replaced by merged ones, 256 .. 300, as after a
+    few merges). Always among them, at random places: a chunk with a run of one id (3 to 6 long: overlapping pairs),
+    a chunk (a, b) with a > b (the order matters), an empty chunk, a chunk of one id, and a pair that occurs only
+    across two chunks (a chunk ends with an id of 301 .. 340 that no other chunk holds, and the next one starts with
+    a space)."""
 
     def build():
         g = generator(seed)
-        length = _draw(g, low, high)
-        ids = list(" ".join(_words(g, length)).encode("utf-8"))
-        if merged:  # some ids of the text replaced by merged ones, as after a few merges
-            for t in range(0, len(ids), 3):
-                if _draw(g, 0, 1):
-                    ids[t] = _draw(g, 256, 300)
+        words = _words(g, _draw(g, low, high))
+        chunks = [list((word if k == 0 else " " + word).encode("utf-8")) for k, word in enumerate(words)]
+        if merged:
+            for chunk in chunks:
+                for t in range(0, len(chunk), 3):
+                    if _draw(g, 0, 1):
+                        chunk[t] = _draw(g, 256, 300)
         run = [_pick(g, (_draw(g, 97, 122), _draw(g, 256, 300)))] * _draw(g, 3, 6)
-        big, small = _draw(g, 120, 300), _draw(g, 32, 110)
-        cut = _draw(g, 0, max(0, length - len(run) - 2))
-        ids = ids[:cut] + run + ids[cut:][: length - cut - len(run) - 2] + [big, small]
-        ids = ids[:length]
-        return (ids,), reference_counts(ids)
+        for special in ([32, *run], [_draw(g, 120, 300), _draw(g, 32, 110)], [], [_draw(g, 33, 126)]):
+            chunks.insert(_draw(g, 0, len(chunks)), special)
+        k = _draw(g, 0, len(chunks))
+        before, after = _words(g, 2)
+        chunks[k:k] = [[*before.encode("utf-8"), _draw(g, 301, 340)], list((" " + after).encode("utf-8"))]
+        return (chunks,), reference_counts(chunks)
 
     return build
+
+
+def _chunkwise_counts(count):
+    """``count`` (a pair count of one list of ids) run on every chunk, the counts summed."""
+
+    def pair_counts(chunks):
+        total: Counter = Counter()
+        for chunk in chunks:
+            total.update(count(list(chunk)))
+        return total
+
+    pair_counts.__name__ = f"chunkwise_{count.__name__}"
+    return pair_counts
+
+
+def lesson_count_pairs(ids):
+    """Notebook 11's count of one list of ids, given the chunks: a pair of two chunks is a key that cannot be hashed."""
+    counts: dict = {}
+    for t in range(len(ids) - 1):
+        pair = (ids[t], ids[t + 1])
+        counts[pair] = counts.get(pair, 0) + 1
+    return counts
+
+
+def counts_joined(chunks):
+    """The chunks joined into one list first: a pair across two chunks is counted."""
+    joined = _flat(chunks)
+    return Counter(zip(joined, joined[1:]))
+
+
+def counts_first_chunk(chunks):
+    """A return inside the loop over the chunks: only the first chunk is counted."""
+    for chunk in chunks:
+        return Counter(zip(chunk, chunk[1:]))
+    return Counter()
+
+
+def counts_last_chunk(chunks):
+    """The counts start again inside the loop over the chunks: only the last chunk is counted."""
+    counts: Counter = Counter()
+    for chunk in chunks:
+        counts = Counter(zip(chunk, chunk[1:]))
+    return counts
 
 
 def counts_every_other(ids):
@@ -217,6 +311,11 @@ def counts_presence(ids):
     return dict.fromkeys(zip(ids, ids[1:]), 1)
 
 
+def counts_presence_overall(chunks):
+    """Every pair set to 1, once over all the chunks."""
+    return dict.fromkeys((pair for chunk in chunks for pair in zip(chunk, chunk[1:])), 1)
+
+
 def counts_wrapped(ids):
     return Counter(zip(ids, ids[1:] + ids[:1]))
 
@@ -225,45 +324,81 @@ def counts_unordered(ids):
     return Counter(tuple(sorted(pair)) for pair in zip(ids, ids[1:]))
 
 
+def _unhashable_chunks(exc: BaseException, args) -> bool:
+    """A TypeError for a list used as a dict key, on chunks that are lists: the chunks were taken for ids."""
+    chunks = args[0] if args else None
+    return (
+        isinstance(exc, TypeError)
+        and "unhashable" in str(exc)
+        and isinstance(chunks, list)
+        and any(isinstance(chunk, list) for chunk in chunks)
+    )
+
+
 PAIRS_MISTAKES = [
+    Mistake(
+        "chunks_as_ids",
+        "the chunks are taken for the ids: two neighbouring chunks (lists) become a pair, and a list cannot be a key "
+        "of a dict",
+        "chunks is a list of chunks, each a list of ids (one word). Go through the chunks one at a time, count the "
+        "adjacent pairs inside each, and add them all to one dict.",
+        lesson_count_pairs,
+        raises_on=_unhashable_chunks,
+    ),
+    Mistake(
+        "counted_across_chunks",
+        "the chunks are joined first, so a pair of the last id of one chunk and the first id of the next is counted",
+        "The chunks are words, and no merge ever joins two words: a pair that spans two chunks is never merged, so it "
+        "is not counted. Count the pairs inside each chunk on its own, then add up the counts.",
+        counts_joined,
+    ),
+    Mistake(
+        "one_chunk_only",
+        "only one chunk is counted (the counts start again, or the function returns, inside the loop over chunks)",
+        "Make the dict once, before the loop over the chunks, add every chunk's pairs to it, and return it after "
+        "the loop.",
+        counts_first_chunk,
+        variants=(counts_last_chunk,),
+    ),
     Mistake(
         "overlaps_counted_once",
         "a run of one token is counted without its overlapping pairs (a, a, a holds (a, a) once in your count)",
-        "Every position t from 0 to len(ids) − 2 starts a pair, whatever the pair before it was: in a, a, a the "
+        "Every position t from 0 to len(chunk) − 2 starts a pair, whatever the pair before it was: in a, a, a the "
         "pair (a, a) starts at 0 and at 1, so it occurs twice. Counting is not merging: nothing is used up.",
-        counts_no_overlap,
+        _chunkwise_counts(counts_no_overlap),
     ),
     Mistake(
         "every_other_pair",
         "only every other position starts a pair (the loop moves by two)",
-        "The pairs overlap: (ids[0], ids[1]), then (ids[1], ids[2]), then (ids[2], ids[3]), ... — move by one "
-        "position, so a list of n ids has n − 1 pairs.",
-        counts_every_other,
+        "The pairs overlap: (chunk[0], chunk[1]), then (chunk[1], chunk[2]), ... — move by one position, so a chunk "
+        "of n ids has n − 1 pairs.",
+        _chunkwise_counts(counts_every_other),
     ),
     Mistake(
         "last_pair_missed",
-        "the last pair, (ids[-2], ids[-1]), is not counted",
-        "A list of n ids has n − 1 pairs, starting at t = 0 .. n − 2: range(len(ids) − 1), or zip(ids, ids[1:]), "
-        "reaches the last one.",
-        counts_last_missed,
+        "the last pair of a chunk, (chunk[-2], chunk[-1]), is not counted",
+        "A chunk of n ids has n − 1 pairs, starting at t = 0 .. n − 2: range(len(chunk) − 1), or zip(chunk, "
+        "chunk[1:]), reaches the last one.",
+        _chunkwise_counts(counts_last_missed),
     ),
     Mistake(
         "presence_not_count",
-        "every pair gets the count 1, however often it occurs",
+        "a pair's count is not how often it occurs (it is set to 1, or counts the chunks that hold it)",
         "Add 1 to a pair's count each time it occurs (counts.get(pair, 0) + 1, or a Counter) instead of setting it.",
-        counts_presence,
+        counts_presence_overall,
+        variants=(_chunkwise_counts(counts_presence),),
     ),
     Mistake(
         "wrapped_around",
-        "the last id is paired with the first one, as if the list were a circle",
-        "The last id has no right neighbour: it ends a pair but starts none.",
-        counts_wrapped,
+        "the last id of a chunk is paired with its first one, as if the chunk were a circle",
+        "The last id of a chunk has no right neighbour: it ends a pair but starts none.",
+        _chunkwise_counts(counts_wrapped),
     ),
     Mistake(
         "order_ignored",
         "(a, b) and (b, a) are counted as one pair",
-        "A pair is ordered: (a, b) means a, then b. Keep the two ids in the order they stand in the list.",
-        counts_unordered,
+        "A pair is ordered: (a, b) means a, then b. Keep the two ids in the order they stand in the chunk.",
+        _chunkwise_counts(counts_unordered),
     ),
 ]
 
@@ -271,15 +406,15 @@ PAIRS_SPEC = CheckSpec(
     name="check_pair_counts",
     function="pair_counts",
     own=("course_lib.tokenizer", "pair_counts"),
-    arg_names=("ids",),
+    arg_names=("chunks",),
     output=COUNTS,
     cases=[
-        Case("the bytes of a short text", _ids_case(11_000, 9, 16, merged=False)),
-        Case("ids after some merges (256 and up)", _ids_case(11_017, 20, 32, merged=True)),
-        Case("a longer text's bytes", _ids_case(11_031, 40, 70, merged=False)),
+        Case("a short text's words", _chunks_case(11_000, 3, 6, merged=False)),
+        Case("words after some merges (ids 256 and up)", _chunks_case(11_017, 9, 14, merged=True)),
+        Case("a longer text's words", _chunks_case(11_031, 20, 30, merged=False)),
     ],
     mistakes=PAIRS_MISTAKES,
-    success="Every adjacent pair counted at every position: the first step of BPE training.",
+    success="Every adjacent pair inside every chunk counted, and none across two: the first step of BPE training.",
     diagnose=_counts_diagnose,
     trains=False,
 )
@@ -291,37 +426,48 @@ PAIRS_SPEC = CheckSpec(
 
 
 def _merge_case(seed: int, low: int, high: int, kind: str):
-    """``ids`` of a length in low .. high, a pair and a new id.
+    """``chunks`` (low .. high of them, besides the special ones), a pair and a new id.
 
-    ``run``: the pair is (a, a) and ids hold runs of a of odd and even length (3 and 4), the list ends with another id;
-    ``ends``: the pair (a, b), a ≠ b, is the first two ids and the last two;
-    ``merged``: ids with merged ids, the pair (a, b) with a ≥ 256 occurs several times, and the list ends with a and an
-    id whose decimal digits start with b's (a merge done on the digits of a string mistakes it for the pair).
-    The new id is above every id in the list, as in training: 256 .. 420, 421 .. 600 or 700 .. 900 by ``kind``.
+    Every chunk but the special ones is a space and 1 to 5 other ids (never the pair's). Always among the chunks, at
+    random places: an empty chunk, a chunk of one id, and the pair across two chunks only (one chunk ends with its
+    first id, the next starts with its second: never merged).
+    ``run``: the pair is (a, a), one chunk holds a run of three a (odd), another ends with a run of four;
+    ``ends``: the pair (a, b), a ≠ b, is the first two ids of a chunk and its last two;
+    ``merged``: merged ids among the ids, the pair (a, b) with a ≥ 256 occurs three times in a chunk that ends with it,
+    and a chunk ends with a and an id whose decimal digits start with b's (a merge done on the digits of a string
+    mistakes it for the pair).
+    The new id is above every id, as in training: 256 .. 420, 421 .. 600 or 700 .. 900 by ``kind``.
     """
 
     def build():
         g = generator(seed)
-        length = _draw(g, low, high)
+        count = _draw(g, low, high)
         new_id = {"run": _draw(g, 256, 420), "ends": _draw(g, 421, 600), "merged": _draw(g, 700, 900)}[kind]
-        filler = [_draw(g, 32, 126) for _ in range(length)]
         if kind == "run":
-            a = _draw(g, 97, 122)
-            filler = [x if x != a else x + 1 for x in filler]
-            ids = filler[:3] + [a] * 3 + filler[3:6] + [a] * 4 + filler[6:]
-            pair = (a, a)
+            a = b = _draw(g, 97, 122)
         elif kind == "ends":
-            a, b = _draw(g, 97, 122), _draw(g, 32, 64)
-            ids = [a, b] + filler + [a, b]
-            pair = (a, b)
+            a, b = _draw(g, 97, 122), _draw(g, 33, 64)
         else:
-            a, b = _draw(g, 256, 299), _draw(g, 32, 64)
-            ids = filler[:2] + [a, b] + filler[2:4] + [a, b, a, b] + filler[4:] + [a, 10 * b + _draw(g, 0, 9)]
-            pair = (a, b)
-        ids = ids[:length] if kind == "run" else ids
-        if kind == "run" and ids[-1] == pair[0]:
-            ids[-1] += 1
-        return (ids, pair, new_id), reference_merge(ids, pair, new_id)
+            a, b = _draw(g, 256, 299), _draw(g, 33, 64)
+
+        def filler(low_: int = 1, high_: int = 5) -> list[int]:
+            ids = [_draw(g, 33, 126) for _ in range(_draw(g, low_, high_))]
+            if kind == "merged":
+                ids = [_draw(g, 256, 299) if _draw(g, 0, 2) == 0 else i for i in ids]
+            return [i + 1 if i in (a, b) else i for i in ids]  # a + 1 is never b: b ≤ 64 < a, or b = a
+
+        chunks = [[32, *filler()] for _ in range(count)]
+        if kind == "run":
+            specials = [[32, *filler(1, 2), a, a, a, *filler(1, 2)], [32, *filler(1, 3), a, a, a, a]]
+        elif kind == "ends":
+            specials = [[a, b, *filler(), a, b]]
+        else:
+            specials = [[32, a, b, *filler(), a, b, a, b], [32, *filler(), a, 10 * b + _draw(g, 0, 9)]]
+        for special in [*specials, [], [_pick(g, (a, b))]]:
+            chunks.insert(_draw(g, 0, len(chunks)), special)
+        k = _draw(g, 0, len(chunks))
+        chunks[k:k] = [[32, *filler(), a], [b, *filler()]]  # the pair across two chunks only
+        return (chunks, (a, b), new_id), reference_merge_chunks(chunks, (a, b), new_id)
 
     return build
 
@@ -387,45 +533,163 @@ def merge_first_only(ids, pair, new_id):
     return list(ids)
 
 
+def _chunkwise(merge):
+    """``merge`` (a merge of one list of ids) run on every chunk."""
+
+    def merge_pair(chunks, pair, new_id):
+        return [merge(list(chunk), pair, new_id) for chunk in chunks]
+
+    merge_pair.__name__ = f"chunkwise_{merge.__name__}"
+    return merge_pair
+
+
+def lesson_merge(ids, pair, new_id):
+    """Notebook 11's merge of one list of ids, given the chunks: a whole chunk is never equal to an id of the pair,
+    so nothing is merged and the chunks come back as they were."""
+    out, t = [], 0
+    while t < len(ids):
+        if t + 1 < len(ids) and (ids[t], ids[t + 1]) == pair:
+            out.append(new_id)
+            t += 2
+        else:
+            out.append(ids[t])
+            t += 1
+    return out
+
+
+def _merged_as_stream(chunks, pair, new_id, later: bool):
+    """The chunks read as one stream of ids, each id remembering its chunk: a pair across two chunks is merged too,
+    its new id put in the chunk of the pair's first id (``later``: of its second)."""
+    stream = [(k, i) for k, chunk in enumerate(chunks) for i in chunk]
+    out: list[list[int]] = [[] for _ in chunks]
+    t = 0
+    while t < len(stream):
+        k, i = stream[t]
+        if t + 1 < len(stream) and (i, stream[t + 1][1]) == pair:
+            out[stream[t + 1][0] if later else k].append(new_id)
+            t += 2
+        else:
+            out[k].append(i)
+            t += 1
+    return out
+
+
+def merge_across_chunks(chunks, pair, new_id):
+    return _merged_as_stream(chunks, pair, new_id, later=False)
+
+
+def merge_across_chunks_into_the_later(chunks, pair, new_id):
+    return _merged_as_stream(chunks, pair, new_id, later=True)
+
+
+def merge_joined(chunks, pair, new_id):
+    """The chunks joined into one list, then merged: one flat list of ids comes back."""
+    return lesson_merge(_flat(chunks), pair, new_id)
+
+
+def _chunks_joined(value, args) -> bool:
+    """The learner returned one list of ids (or a list holding one) where the chunks were: the chunks' merged ids
+    joined, or the joined chunks merged."""
+    chunks, pair, new_id = args
+    if isinstance(value, (list, tuple)) and len(value) == 1 and isinstance(value[0], (list, tuple)) and len(chunks) > 1:
+        value = value[0]
+    if not (isinstance(value, (list, tuple)) and all(type(i) is int for i in value)):
+        return False
+    joined = [_flat(reference_merge_chunks(chunks, pair, new_id)), reference_merge(_flat(chunks), pair, new_id)]
+    return list(value) in joined
+
+
+def merge_drops_empty(chunks, pair, new_id):
+    return [merged for merged in (lesson_merge(list(chunk), pair, new_id) for chunk in chunks) if merged]
+
+
+def merge_drops_short(chunks, pair, new_id):
+    """A chunk too short to hold a pair is skipped (continue) before its merged copy is kept."""
+    return [lesson_merge(list(chunk), pair, new_id) for chunk in chunks if len(chunk) >= 2]
+
+
+def merge_first_only_overall(chunks, pair, new_id):
+    """The merge stops after the first occurrence in any chunk."""
+    out, done = [], False
+    for chunk in chunks:
+        merged = merge_first_only(list(chunk), pair, new_id) if not done else list(chunk)
+        done = done or merged != list(chunk)
+        out.append(merged)
+    return out
+
+
 MERGE_MISTAKES = [
+    Mistake(
+        "chunks_as_ids",
+        "each chunk is compared with the pair as if it were one id, so nothing is merged (the chunks come back as "
+        "they were)",
+        "chunks is a list of chunks, each a list of ids. Take one chunk at a time, scan its ids for the pair and "
+        "build its merged copy; return the list of merged chunks.",
+        lesson_merge,
+    ),
+    Mistake(
+        "merged_across_chunks",
+        "a pair of the last id of one chunk and the first id of the next is merged",
+        "The chunks are words, and BPE never merges across two words (GPT-2 splits the text first for this reason): "
+        "merge inside each chunk on its own, so a chunk's last id never meets the next chunk's first.",
+        merge_across_chunks,
+        variants=(merge_across_chunks_into_the_later,),
+    ),
+    Mistake(
+        "chunks_joined",
+        "the chunks are joined into one list of ids (your result is not one merged chunk for every chunk given)",
+        "Return as many chunks as you were given, in their order: a list whose k-th item is the k-th chunk merged.",
+        merge_joined,
+        probe=_chunks_joined,
+    ),
+    Mistake(
+        "empty_chunks_dropped",
+        "chunks too short to hold the pair (empty, or of one id) are left out of the result",
+        "Every chunk comes back, merged or not, an empty one as an empty list: the k-th chunk of the result must be "
+        "the k-th chunk given.",
+        merge_drops_empty,
+        variants=(merge_drops_short,),
+    ),
     Mistake(
         "overlaps_merged",
         "overlapping occurrences are both merged (a, a, a becomes two new ids)",
         "Once a pair is merged, both of its ids are used up: scan left to right and, after writing new_id, jump "
         "past the pair's second id. In a, a, a only the first (a, a) is merged and the last a stays.",
-        merge_overlapping,
+        _chunkwise(merge_overlapping),
     ),
     Mistake(
         "second_token_kept",
-        "the pair's second id stays in the list after new_id",
+        "the pair's second id stays in the chunk after new_id",
         "new_id replaces both ids of the pair: when the pair starts at t, write new_id and continue at t + 2, not "
         "t + 1.",
-        merge_keeps_second,
+        _chunkwise(merge_keeps_second),
     ),
     Mistake(
         "last_token_dropped",
-        "the last id is lost when it is not part of a merged pair",
-        "A loop that stops at len(ids) − 1, to look at ids[t + 1] safely, never reaches the last id on its own: "
-        "copy it when it is left over, or loop over every t and test t + 1 < len(ids) before reading ids[t + 1].",
-        merge_drops_last,
+        "the last id of a chunk is lost when it is not part of a merged pair",
+        "A loop that stops at len(chunk) − 1, to look at chunk[t + 1] safely, never reaches the last id on its own: "
+        "copy it when it is left over, or loop over every t and test t + 1 < len(chunk) before reading chunk[t + 1].",
+        _chunkwise(merge_drops_last),
     ),
     Mistake(
         "end_pair_missed",
-        "a pair that ends the list is not merged",
-        "The last pair starts at t = len(ids) − 2: the test before reading ids[t + 1] is t + 1 < len(ids).",
-        merge_misses_end,
+        "a pair that ends a chunk is not merged",
+        "The last pair of a chunk starts at t = len(chunk) − 2: the test before reading chunk[t + 1] is "
+        "t + 1 < len(chunk).",
+        _chunkwise(merge_misses_end),
     ),
     Mistake(
         "right_to_left",
-        "the list is scanned from the right (a, a, a becomes a, new_id)",
+        "the chunk is scanned from the right (a, a, a becomes a, new_id)",
         "Scan from the left: where occurrences overlap, the leftmost one is merged, as training counted them.",
-        merge_right_to_left,
+        _chunkwise(merge_right_to_left),
     ),
     Mistake(
         "first_only",
-        "only the first occurrence of the pair is merged",
-        "Every occurrence of the pair is merged in one call: keep scanning after the first one.",
-        merge_first_only,
+        "only the first occurrence of the pair is merged (in each chunk, or in all of them)",
+        "Every occurrence of the pair, in every chunk, is merged in one call: keep scanning after the first one.",
+        _chunkwise(merge_first_only),
+        variants=(merge_first_only_overall,),
     ),
 ]
 
@@ -433,16 +697,16 @@ MERGE_SPEC = CheckSpec(
     name="check_merge_pair",
     function="merge_pair",
     own=("course_lib.tokenizer", "merge_pair"),
-    arg_names=("ids", "pair", "new_id"),
-    output=IDS,
+    arg_names=("chunks", "pair", "new_id"),
+    output=CHUNKS,
     cases=[
-        Case("runs of one id (a, a, a and a, a, a, a), pair (a, a)", _merge_case(12_000, 16, 24, "run")),
-        Case("the pair at the start and at the end", _merge_case(12_017, 4, 12, "ends")),
-        Case("merged ids, the pair several times", _merge_case(12_031, 26, 40, "merged")),
+        Case("runs of one id (a, a, a and a, a, a, a), pair (a, a)", _merge_case(12_000, 3, 6, "run")),
+        Case("the pair at the start and at the end of a chunk", _merge_case(12_017, 8, 12, "ends")),
+        Case("merged ids, the pair several times", _merge_case(12_031, 15, 24, "merged")),
     ],
     mistakes=MERGE_MISTAKES,
-    success="Left to right, never overlapping: one merge, as training and encoding apply it.",
-    diagnose=_ids_diagnose,
+    success="Left to right, never overlapping, never across two chunks: one merge, as training applies it.",
+    diagnose=_chunks_diagnose,
     trains=False,
 )
 
