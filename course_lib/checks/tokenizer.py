@@ -221,9 +221,9 @@ def _chunks_case(seed: int, low: int, high: int, merged: bool):
     """``chunks``: low .. high words split as GPT-2 splits a text (each word with the space before it: "the",
     " data", ...), each the list of its bytes (``merged``: some ids replaced by merged ones, 256 .. 300, as after a
     few merges). Always among them, at random places: a chunk with a run of one id (3 to 6 long: overlapping pairs),
-    a chunk (a, b) with a > b (the order matters), an empty chunk, a chunk of one id, and a pair that occurs only
-    across two chunks (a chunk ends with an id of 301 .. 340 that no other chunk holds, and the next one starts with
-    a space)."""
+    two chunks (a, b) with a > b (the order matters; the pair is in two chunks), an empty chunk, a chunk of one id,
+    and a pair that occurs only across two chunks (a chunk ends with an id of 301 .. 340 that no other chunk holds,
+    and the next one starts with a space)."""
 
     def build():
         g = generator(seed)
@@ -235,7 +235,8 @@ def _chunks_case(seed: int, low: int, high: int, merged: bool):
                     if _draw(g, 0, 1):
                         chunk[t] = _draw(g, 256, 300)
         run = [_pick(g, (_draw(g, 97, 122), _draw(g, 256, 300)))] * _draw(g, 3, 6)
-        for special in ([32, *run], [_draw(g, 120, 300), _draw(g, 32, 110)], [], [_draw(g, 33, 126)]):
+        big, small = _draw(g, 120, 300), _draw(g, 32, 110)
+        for special in ([32, *run], [big, small], [big, small], [], [_draw(g, 33, 126)]):
             chunks.insert(_draw(g, 0, len(chunks)), special)
         k = _draw(g, 0, len(chunks))
         before, after = _words(g, 2)
@@ -311,6 +312,14 @@ def counts_presence(ids):
     return dict.fromkeys(zip(ids, ids[1:]), 1)
 
 
+def counts_replaced(chunks):
+    """dict.update with each chunk's counts: a pair's count is replaced by its count in a later chunk, not added."""
+    counts: dict = {}
+    for chunk in chunks:
+        counts.update(Counter(zip(chunk, chunk[1:])))
+    return counts
+
+
 def counts_presence_overall(chunks):
     """Every pair set to 1, once over all the chunks."""
     return dict.fromkeys((pair for chunk in chunks for pair in zip(chunk, chunk[1:])), 1)
@@ -359,6 +368,13 @@ PAIRS_MISTAKES = [
         "the loop.",
         counts_first_chunk,
         variants=(counts_last_chunk,),
+    ),
+    Mistake(
+        "counts_replaced",
+        "a pair's count is its count in one chunk: a later chunk's count replaces it instead of adding to it",
+        "dict.update (or counts[pair] = ...) writes over a count that is there: add each chunk's counts to the "
+        "total, counts[pair] = counts.get(pair, 0) + n, or Counter.update, which adds.",
+        counts_replaced,
     ),
     Mistake(
         "overlaps_counted_once",
