@@ -196,6 +196,26 @@ def decode(item: Any, depth: int = 0) -> Any:
         if kind == "bytes":
             return bytearray(numbers) if item.get("type") == "bytearray" else bytes(numbers)
         return tuple(numbers) if item.get("kind") == "tuple" else numbers
+    if kind == "chunks":
+        value, lengths, kinds = item.get("v"), item.get("lengths"), item.get("kinds")
+        _expect(
+            all(
+                type(t) is torch.Tensor and t.dim() == 1 and t.dtype == torch.int64 and t.numel() <= MAX_TENSOR_ENTRIES
+                for t in (value, lengths)
+            )
+            and type(kinds) is str
+            and len(kinds) == lengths.numel()
+            and set(kinds) <= {"l", "t"}
+            and bool((lengths >= 0).all())
+            and int(lengths.sum()) == value.numel(),
+            "chunks of whole numbers are malformed",
+        )
+        numbers, chunks, start = [int(x) for x in value.tolist()], [], 0
+        for length, chunk_kind in zip(lengths.tolist(), kinds):
+            chunk = numbers[start : start + length]
+            chunks.append(tuple(chunk) if chunk_kind == "t" else chunk)
+            start += length
+        return tuple(chunks) if item.get("kind") == "tuple" else chunks
     if kind == "mapping":
         _expect(depth < 4, "values are nested too deeply")
         pairs = item.get("items")

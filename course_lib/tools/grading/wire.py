@@ -192,6 +192,22 @@ def describe(value: Any, depth: int = 0) -> dict:
         ):  # token ids: whole, as one tensor
             kind = type(value).__name__ if type(value) in (tuple, list) else "tuple"
             return {"t": "ints", "kind": kind, "v": torch.tensor(list(value), dtype=torch.int64)}
+        if (
+            isinstance(value, (tuple, list))
+            and value
+            and len(value) <= MAX_TENSOR_ENTRIES
+            and all(type(chunk) in (tuple, list) for chunk in value)
+            and sum(len(chunk) for chunk in value) <= MAX_TENSOR_ENTRIES
+            and all(type(item) is int and -(2**63) <= item < 2**63 for chunk in value for item in chunk)
+        ):  # chunks of token ids (a text split into words): whole, as one tensor of ids and one of lengths
+            kind = type(value).__name__ if type(value) in (tuple, list) else "tuple"
+            return {
+                "t": "chunks",
+                "kind": kind,
+                "kinds": "".join("t" if type(chunk) is tuple else "l" for chunk in value),
+                "v": torch.tensor([item for chunk in value for item in chunk], dtype=torch.int64),
+                "lengths": torch.tensor([len(chunk) for chunk in value], dtype=torch.int64),
+            }
         if isinstance(value, Mapping) and depth < 3:  # counts of pairs, merges
             if len(value) > MAX_MAPPING:
                 return {"t": "object", "type": "dict_too_large"}
