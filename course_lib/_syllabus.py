@@ -83,7 +83,7 @@ COURSE: tuple[Notebook, ...] = (
         "ex10_rope_online_softmax",
         "10",
     ),
-    Notebook("11", "11_text_to_tokens.ipynb", "From text to tokens", ("tokenizer",), None, "11"),
+    Notebook("11", "11_text_to_tokens.ipynb", "From text to tokens", ("tokenizer",), "ex11_tokenizer", "11"),
     Notebook("12", "12_part2_check.ipynb", "Knowledge check: Part 2", quiz="part2"),
 )
 

@@ -6,6 +6,8 @@ learns merges: each one replaces the most frequent adjacent pair of tokens by a 
     pairs:   count(a, b) = #{t : ids[t] = a and ids[t + 1] = b}      every adjacent position, overlapping ones too:
                                                                      "aaa" holds the pair (a, a) twice
     merge:   scan left to right; where ids[t], ids[t + 1] = (a, b), write the new id and skip both: "aaa" → [X, a]
+    chunks:  GPT-2 first splits a text into words ("hi", " hi", ...) and never merges across two of them:
+             count(a, b) = Σ_c count_c(a, b) over the chunks c, and a merge is done in each chunk on its own
     train:   for r = 0, 1, ...: the most frequent pair (a, b) → new id 256 + r; ties go to the smallest pair,
              comparing (a, b) as numbers, first a then b; stop when no pair occurs twice
     encode:  UTF-8 bytes, then the merges in the order they were learned (rank r = new id − 256): the pair with
@@ -26,7 +28,17 @@ from collections.abc import Sequence
 
 from ._validate import CourseInputError
 
-__all__ = ["pair_counts", "merge_pair", "most_frequent", "train_bpe", "encode", "decode", "vocabulary"]
+__all__ = [
+    "pair_counts",
+    "merge_pair",
+    "pair_counts_in_chunks",
+    "merge_pair_in_chunks",
+    "most_frequent",
+    "train_bpe",
+    "encode",
+    "decode",
+    "vocabulary",
+]
 
 Pair = tuple[int, int]
 
@@ -64,6 +76,25 @@ def merge_pair(ids: Sequence[int], pair: Pair, new_id: int) -> list[int]:
             out.append(ids[t])
             t += 1
     return out
+
+
+def pair_counts_in_chunks(chunks: Sequence[Sequence[int]]) -> Counter[Pair]:
+    """``count(a, b) = Σ_c count_c(a, b)``: the adjacent pairs inside each chunk (a word's ids), summed over the chunks.
+
+    chunks: a list of lists of ids, e.g. ``[[104, 105], [32, 104, 105]]`` for "hi hi"; no pair spans two chunks.
+    """
+    counts: Counter[Pair] = Counter()
+    for chunk in chunks:
+        counts.update(pair_counts(chunk))
+    return counts
+
+
+def merge_pair_in_chunks(chunks: Sequence[Sequence[int]], pair: Pair, new_id: int) -> list[list[int]]:
+    """``[merge_pair(c, pair, new_id) for c in chunks]``: each chunk merged on its own, never across two chunks.
+
+    Returns as many chunks as it was given (an empty chunk stays empty).
+    """
+    return [merge_pair(chunk, pair, new_id) for chunk in chunks]
 
 
 def most_frequent(counts: Counter[Pair] | dict[Pair, int]) -> Pair:

@@ -71,6 +71,7 @@ def test_every_exercise_has_its_checks_registered():
         "ex08_language_model",
         "ex09_induction_heads",
         "ex10_rope_online_softmax",
+        "ex11_tokenizer",
     ]
     assert set(CHECKS) == set(SPECS)
     for name in CHECKS:

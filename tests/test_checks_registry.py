@@ -103,13 +103,16 @@ def test_the_outcome_of_a_run_is_decided_in_one_place():
 
 def sizes(args: tuple) -> dict[str, object]:
     """Every size a learner's function could hard-code, for one case: each dimension of each tensor argument, each
-    whole-number argument, and the sizes of a model or a part handed over (layers, heads, width, table length)."""
+    whole-number argument, the length of each list, str or dict (token ids, a text, merges), and the sizes of a model
+    or a part handed over (layers, heads, width, table length)."""
     found: dict[str, object] = {}
     for index, arg in enumerate(args):
         if isinstance(arg, bool):
             continue
         if isinstance(arg, int):
             found[f"argument {index + 1}"] = arg
+        elif isinstance(arg, (list, str, dict)):
+            found[f"argument {index + 1}, length"] = len(arg)
         elif isinstance(arg, torch.Tensor):
             for dim, size in enumerate(arg.shape):  # counted from the end: the feature axis is the one hard-coded
                 found[f"argument {index + 1}, dimension {dim - arg.dim()}"] = size

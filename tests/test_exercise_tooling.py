@@ -361,9 +361,10 @@ def test_progress_lists_which_exercises_pass(workdir):
         "ex08_language_model": "not started",
         "ex09_induction_heads": "not started",
         "ex10_rope_online_softmax": "not started",
+        "ex11_tokenizer": "not started",
     }
     report = lines[-1]
-    assert "1 of 9 exercises pass." in report and "✅ sinusoidal_encoding" in report
+    assert "1 of 10 exercises pass." in report and "✅ sinusoidal_encoding" in report
 
 
 # ---------------------------------------------------------------------------------------- grading

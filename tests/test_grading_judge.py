@@ -212,6 +212,18 @@ def rope_attention(queries, keys, values):
 def online_softmax_step(running_max, running_sum, output, scores, values):
     return _step(running_max, running_sum, output, scores, values)
 """,
+    "ex11_tokenizer": """
+from course_lib.tokenizer import pair_counts_in_chunks as _counts, merge_pair as _merge
+from course_lib.tokenizer import encode as _encode, decode as _decode
+def pair_counts(chunks):
+    return dict(_counts(chunks))
+def merge_pair(chunks, pair, new_id):
+    return [_merge(chunk, pair, new_id) for chunk in chunks]
+def encode(text, merges):
+    return _encode(text, merges)
+def decode(ids, merges):
+    return _decode(ids, merges)
+""",
 }
 
 NUMPY_SOFTMAX = """
@@ -316,6 +328,172 @@ def test_the_sandbox_copy_of_course_lib_lacks_what_the_exercise_grades(tmp_path)
                          env={**os.environ, "PYTHONPATH": str(root)}, cwd=tmp_path)  # fmt: skip
     assert "course_lib.rotary.apply_rotary is not available while your notebook is graded" in run.stdout, run.stderr
     assert "torch.Size([20])" in run.stdout and "no course_lib.checks." in run.stdout, run.stdout + run.stderr
+
+
+def test_the_sandbox_copy_of_course_lib_lacks_the_tokenizer_that_ex11_grades(tmp_path):
+    root = sandbox.course_copy("ex11_tokenizer", tmp_path)
+    probe = (
+        "from course_lib import tokenizer\n"
+        "for call in (lambda: tokenizer.pair_counts([1, 2]), lambda: tokenizer.merge_pair([1, 2], (1, 2), 256),\n"
+        "             lambda: tokenizer.pair_counts_in_chunks([[1, 2]]),\n"
+        "             lambda: tokenizer.merge_pair_in_chunks([[1, 2]], (1, 2), 256),\n"
+        "             lambda: tokenizer.encode('ab' * 40, {(97, 98): 256}), lambda: tokenizer.decode([97], {})):\n"
+        "    try:\n        print('ran', call())\n    except RuntimeError as exc:\n        print(exc)\n"
+        "print(tokenizer.train_bpe('abab', 257), tokenizer.vocabulary({(97, 98): 256})[256])\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(root)}, cwd=tmp_path)  # fmt: skip
+    for name in ("pair_counts", "merge_pair", "pair_counts_in_chunks", "merge_pair_in_chunks", "encode", "decode"):
+        assert f"course_lib.tokenizer.{name} is not available while your notebook is graded" in run.stdout, run.stderr
+    assert "write it with lists, dicts and bytes" in run.stdout and "ran" not in run.stdout, run.stdout
+    assert "{(97, 98): 256} b'ab'" in run.stdout, run.stdout + run.stderr  # the notebook's train_bpe still runs
+
+
+def test_plain_data_crosses_the_wire_whole_and_a_forged_one_is_refused():
+    """What ex11's functions return (long lists of ids, chunks, dicts of pair counts, bytes, long text) comes back
+    from the sandbox's description as the same plain data; a reply that is not what ``wire.describe`` writes is
+    refused."""
+    import collections
+    import io
+
+    import torch
+
+    from course_lib.tools.grading import remote, wire
+
+    def through(value):
+        frame = io.BytesIO(wire.pack({"value": wire.describe(value)}))
+        return remote.decode(wire.read_frame(frame.read)["value"])
+
+    ids = list(range(300)) * 3
+    counts = collections.Counter(zip(ids, ids[1:]))
+    text = "naïve 東京 🙂 " * 100
+    assert through(ids) == ids and type(through(ids)) is list
+    assert through(tuple(ids[:5])) == tuple(ids[:5])
+    assert through(counts) == dict(counts) and type(through(counts)) is dict
+    assert through(text) == text and through(b"\xc3\xa9") == b"\xc3\xa9"
+    assert through([True, 2]) == [True, 2] and through([]) == []  # not ids: item by item, as before
+    chunks = [[104, 105], [], (32, 104, 105), [300]] * 10  # a text split into words: more chunks than MAX_ITEMS
+    assert through(chunks) == chunks and through(tuple(chunks)) == tuple(chunks) and through([[]]) == [[]]
+    assert isinstance(through({i: i for i in range(wire.MAX_MAPPING + 1)}), remote._Opaque)
+    with pytest.raises(remote.RecordError):
+        remote.decode(
+            {"t": "mapping", "items": [[{"t": "mapping", "items": []}, {"t": "plain", "v": 1}]]}
+        )  # a dict as key
+    with pytest.raises(remote.RecordError):
+        remote.decode({"t": "ints", "kind": "list", "v": torch.zeros(3)})  # whole numbers only
+    with pytest.raises(remote.RecordError):
+        remote.decode({"t": "text", "v": "x" * (wire.MAX_STRING + 1)})
+    record = {"t": "chunks", "kind": "list", "v": torch.arange(5), "lengths": torch.tensor([3, 2]), "kinds": "lt"}
+    assert remote.decode(record) == [[0, 1, 2], (3, 4)]
+    for forged in ({"lengths": torch.tensor([2, 2])}, {"kinds": "lx"}, {"v": torch.arange(5.0)}):
+        with pytest.raises(remote.RecordError):  # lengths that do not add up, an unknown chunk kind, float ids
+            remote.decode({**record, **forged})
+
+
+# A learner's ex11 as they might get it wrong: every graded function with one classic mistake (pair_counts: the
+# lesson's count_pairs on the chunks joined first).
+WRONG_TOKENIZER = """
+def count_pairs(ids):
+    counts = {}
+    for t in range(len(ids) - 1):
+        pair = (ids[t], ids[t + 1])
+        counts[pair] = counts.get(pair, 0) + 1
+    return counts
+def pair_counts(chunks):
+    ids = []
+    for chunk in chunks:
+        ids += chunk
+    return count_pairs(ids)
+def merge_pair(chunks, pair, new_id):
+    result = []
+    for ids in chunks:
+        out = []
+        for t in range(len(ids)):
+            if t + 1 < len(ids) and (ids[t], ids[t + 1]) == pair:
+                out.append(new_id)
+            elif t > 0 and (ids[t - 1], ids[t]) == pair:
+                continue
+            else:
+                out.append(ids[t])
+        result.append(out)
+    return result
+def encode(text, merges):
+    from collections import Counter
+    ids = list(text.encode("utf-8"))
+    while True:
+        counts = Counter(p for p in zip(ids, ids[1:]) if p in merges)
+        if not counts:
+            return ids
+        pair = max(counts, key=counts.get)
+        out, t = [], 0
+        while t < len(ids):
+            if t + 1 < len(ids) and (ids[t], ids[t + 1]) == pair:
+                out.append(merges[pair])
+                t += 2
+            else:
+                out.append(ids[t])
+                t += 1
+        ids = out
+def decode(ids, merges):
+    vocab = {i: bytes([i]) for i in range(256)}
+    for (a, b), new_id in merges.items():
+        vocab[new_id] = vocab[a] + vocab[b]
+    return "".join(vocab[i].decode("utf-8") for i in ids)
+"""
+
+# Notebook 11's own count_pairs and merge, pasted into the exercise as they are (renamed): they take one list of ids,
+# the exercise gives chunks.
+LESSON_TOKENIZER = """
+def pair_counts(ids):
+    counts = {}
+    for t in range(len(ids) - 1):
+        pair = (ids[t], ids[t + 1])
+        counts[pair] = counts.get(pair, 0) + 1
+    return counts
+def merge_pair(ids, pair, new_id):
+    out, t = [], 0
+    while t < len(ids):
+        if t + 1 < len(ids) and (ids[t], ids[t + 1]) == pair:
+            out.append(new_id)
+            t += 2
+        else:
+            out.append(ids[t])
+            t += 1
+    return out
+"""
+
+
+@needs_sandbox
+def test_the_tokenizer_exercise_is_graded_across_the_sandbox_wall(tmp_path):
+    """ex11's functions take and return plain data (chunks, lists of ids, dicts of counts, merges, text): the solution
+    notebook passes the real grader, and each classic mistake fails with its own name, the decode that raises on a
+    split character included (its exception comes back from the sandbox and is read with the check's inputs), and so
+    do notebook 11's own count_pairs and merge pasted as they are."""
+    folder = tmp_path / "class"
+    (folder / "solution").mkdir(parents=True)
+    shutil.copyfile(
+        ROOT / "exercises" / "solutions" / "ex11_tokenizer.ipynb", folder / "solution" / "ex11_tokenizer.ipynb"
+    )
+    notebook(folder / "wrong" / "ex11_tokenizer.ipynb", WRONG_TOKENIZER)
+    notebook(folder / "lesson" / "ex11_tokenizer.ipynb", LESSON_TOKENIZER)
+    report = grading.grade(folder, tmp_path / "out", timeout=60, jobs=1, echo=None)
+    solution = report.cells[("solution", "ex11_tokenizer")]
+    assert solution.outcome == "pass" and not solution.cell_errors, solution.cell_errors
+    assert solution.checks_passed == 4, [c["message"][:300] for c in solution.checks if not c["passed"]]
+    wrong = {c["check"]: c for c in report.cells[("wrong", "ex11_tokenizer")].checks}
+    expected = {
+        "check_pair_counts": "counted_across_chunks",
+        "check_merge_pair": "overlaps_merged",
+        "check_bpe_encode": "by_frequency",
+        "check_bpe_decode": "token_by_token",
+    }
+    assert {check: c["mistake"] for check, c in wrong.items()} == expected, [c["message"][:300] for c in wrong.values()]
+    assert not any(c["passed"] for c in wrong.values())
+    lesson = {c["check"]: c for c in report.cells[("lesson", "ex11_tokenizer")].checks}
+    assert not any(c["passed"] for c in lesson.values())
+    assert lesson["check_pair_counts"]["mistake"] == "chunks_as_ids", lesson["check_pair_counts"]["message"][:300]
+    assert lesson["check_pair_counts"]["status"] == "error"  # the unhashable pair of lists, raised in the sandbox
+    assert lesson["check_merge_pair"]["mistake"] == "chunks_as_ids", lesson["check_merge_pair"]["message"][:300]
 
 
 def _report_with(learner: str, error: str) -> grading.GradeReport:

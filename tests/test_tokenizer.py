@@ -8,7 +8,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course_lib._validate import CourseInputError
-from course_lib.tokenizer import decode, encode, merge_pair, most_frequent, pair_counts, train_bpe, vocabulary
+from course_lib.tokenizer import (
+    decode,
+    encode,
+    merge_pair,
+    merge_pair_in_chunks,
+    most_frequent,
+    pair_counts,
+    pair_counts_in_chunks,
+    train_bpe,
+    vocabulary,
+)
 
 A = ord("a")
 
@@ -42,6 +52,19 @@ def test_overlapping_pairs_are_counted_at_every_position_and_merged_once():
     assert merge_pair([A, A, A], (A, A), 256) == [256, A]
     assert merge_pair([A, A, A, A], (A, A), 256) == [256, 256]
     assert merge_pair([1, 2, 3, 1, 2], (1, 2), 300) == [300, 3, 300]
+
+
+def test_chunks_are_counted_and_merged_each_on_its_own():
+    # "hi hi" as GPT-2 splits it: "hi", " hi". The pair (i, space) is adjacent in the text but spans two chunks.
+    h, i, space = ord("h"), ord("i"), ord(" ")
+    chunks = [[h, i], [space, h, i], [], [A], [A, A, A]]
+    assert pair_counts_in_chunks(chunks) == {(h, i): 2, (space, h): 1, (A, A): 2}
+    assert (i, space) not in pair_counts_in_chunks(chunks)
+    assert pair_counts_in_chunks([]) == {} and pair_counts_in_chunks([[], [A]]) == {}
+    assert merge_pair_in_chunks(chunks, (h, i), 256) == [[256], [space, 256], [], [A], [A, A, A]]
+    assert merge_pair_in_chunks(chunks, (i, space), 256) == chunks  # never across two chunks
+    assert merge_pair_in_chunks(chunks, (A, A), 257)[-1] == [257, A]  # left to right inside a chunk, as merge_pair
+    assert merge_pair_in_chunks(chunks, (h, i), 256) is not chunks and chunks[0] == [h, i]  # the input is kept
 
 
 def test_ties_go_to_the_smallest_pair():

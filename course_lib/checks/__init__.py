@@ -28,6 +28,7 @@ from . import (
     normalization,
     positions,
     rnn,
+    tokenizer,
 )
 from .core import check_function, run_check
 from .experiment import compare_with_prediction, short_training
@@ -129,6 +130,19 @@ EXERCISES: dict[str, Exercise] = {
                 "course_lib.rotary:apply_rotary",
                 "course_lib.multihead:MultiHeadAttention.forward",  # causal with rotate: what rope_attention computes
                 "course_lib.tiled_attention:online_softmax_step",
+            ),
+        ),
+        Exercise(
+            "ex11_tokenizer",
+            "A byte-level BPE tokenizer: the pair count, one merge, encode and decode",
+            (tokenizer.PAIRS_SPEC, tokenizer.MERGE_SPEC, tokenizer.ENCODE_SPEC, tokenizer.DECODE_SPEC),
+            (
+                "course_lib.tokenizer:pair_counts",
+                "course_lib.tokenizer:merge_pair",
+                "course_lib.tokenizer:pair_counts_in_chunks",
+                "course_lib.tokenizer:merge_pair_in_chunks",
+                "course_lib.tokenizer:encode",
+                "course_lib.tokenizer:decode",
             ),
         ),
     )

@@ -65,6 +65,14 @@ def _call_text(spec: CheckSpec, args: tuple) -> str:
             parts.append(f"{name} {_shape(arg.shape)}")
         elif isinstance(arg, (int, float, bool)):
             parts.append(f"{name}={arg!r}")
+        elif isinstance(arg, tuple) and len(arg) <= 4 and all(type(item) is int for item in arg):
+            parts.append(f"{name}={arg!r}")
+        elif isinstance(arg, str):
+            parts.append(f"{name} (a string of {len(arg)} characters)")
+        elif isinstance(arg, list):
+            parts.append(f"{name} (a list of {len(arg)} items)")
+        elif isinstance(arg, dict):
+            parts.append(f"{name} (a dict of {len(arg)} entries)")
     return ", ".join(parts)
 
 
@@ -315,6 +323,13 @@ def _changed_inputs(spec: CheckSpec, before: tuple, after: tuple) -> list[str]:
                 same_values = False
             if not same_values:
                 changed.append(spec.arg_names[index] if index < len(spec.arg_names) else f"argument {index + 1}")
+        elif isinstance(old, (list, dict)):  # plain data handed over (token ids, merges): compared by content
+            try:
+                same_values = type(new) is type(old) and new == old
+            except Exception:
+                same_values = False
+            if not same_values:
+                changed.append(spec.arg_names[index] if index < len(spec.arg_names) else f"argument {index + 1}")
     return changed
 
 
@@ -406,14 +421,18 @@ def _is_stub(exc: BaseException) -> bool:
 
 
 def _clone(args: Sequence) -> tuple:
-    """Fresh copies of the tensor arguments, and of every model marked ``_course_copy_per_call`` (so that a learner
-    who changes its weights in place changes a copy, and the check can tell)."""
+    """Fresh copies of the tensor arguments, of lists and dicts, and of every model marked ``_course_copy_per_call``
+    (so that a learner who changes them in place changes a copy, and the check can tell)."""
     return tuple(_copy(arg) for arg in args)
 
 
 def _copy(arg: Any) -> Any:
     if isinstance(arg, torch.Tensor):
         return arg.clone()
+    if isinstance(arg, (list, dict)):  # plain data (token ids, merges): a copy the learner may change
+        import copy
+
+        return copy.deepcopy(arg)
     if isinstance(arg, torch.nn.Module) and getattr(arg, "_course_copy_per_call", False):
         import copy
 

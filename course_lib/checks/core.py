@@ -64,6 +64,7 @@ from .spec import (
     CheckResult,
     CheckSpec,
     Mistake,
+    ValueOut,
     _result,
     check_scope,
 )
@@ -189,7 +190,7 @@ def _test(spec: CheckSpec, calls: LearnerCalls, number: int, case: Case) -> Chec
     except BaseException as exc:
         if _is_stub(exc):
             return _not_implemented(spec, exc)
-        return _raised(spec, exc, where)
+        return _raised(spec, exc, where, args)
     if value is NotImplemented:
         return _not_implemented(spec, None)
     if calls.delegated(spec, number):
@@ -225,7 +226,9 @@ def _delegates(spec: CheckSpec, where: str) -> CheckResult:
         FAILED,
         f"your `{spec.function}` calls course_lib's own `{own}`; the exercise asks you to write it yourself — other "
         "course_lib helpers are allowed.",
-        "Write the computation with torch operations (the formula is in the exercise).",
+        "Write the computation with torch operations (the formula is in the exercise)."
+        if not isinstance(spec.output, ValueOut)
+        else "Write the computation with Python's lists, dicts and bytes (the formula is in the exercise).",
         mistake="delegates",
         where=where,
     )
@@ -264,6 +267,8 @@ def _raises_alike(mistake: Mistake, exc: BaseException, args: tuple) -> bool:
     if mistake.raises is not None and _safe_bool(mistake.raises, exc):
         return True
     if mistake.later_raise is not None and _safe_bool(mistake.later_raise, exc, args):
+        return True
+    if mistake.raises_on is not None and _safe_bool(mistake.raises_on, exc, _clone(args)):
         return True
     for implementation in (mistake.example, *mistake.variants):
         try:

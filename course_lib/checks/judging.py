@@ -47,6 +47,7 @@ from .spec import (
     Mistake,
     TensorOut,
     TupleOut,
+    ValueOut,
     _result,
     _Verdict,
     generator,
@@ -101,7 +102,7 @@ def _not_implemented(spec: CheckSpec, exc: BaseException | None) -> CheckResult:
     return CheckResult(spec.name, False, NOT_IMPLEMENTED, f"{ICONS[NOT_IMPLEMENTED]} {spec.name}: {text}")
 
 
-def _raised(spec: CheckSpec, exc: BaseException, where: str) -> CheckResult:
+def _raised(spec: CheckSpec, exc: BaseException, where: str, args: tuple = ()) -> CheckResult:
     text = f"your function raised {_exception_text(exc)}"
     location = ""
     frame = _learner_frame(exc)
@@ -110,7 +111,9 @@ def _raised(spec: CheckSpec, exc: BaseException, where: str) -> CheckResult:
         location = f"At {_frame_location(frame)}" + (f":  {_shorten(line, 120)}" if line else ".")
     mistake_key, hint = None, ""
     for mistake in spec.mistakes:
-        if mistake.raises is not None and _safe_bool(mistake.raises, exc):
+        if (mistake.raises is not None and _safe_bool(mistake.raises, exc)) or (
+            mistake.raises_on is not None and _safe_bool(mistake.raises_on, exc, _clone(args))
+        ):
             mistake_key, hint = mistake.key, f"It looks like {mistake.title}. {mistake.hint}"
             break
     if not hint:
@@ -138,6 +141,11 @@ def _generic_exception_hint(spec: CheckSpec, exc: BaseException) -> str:
         )
     if kind == "CourseInputError":
         return "A course_lib function refused its input: the message above says which argument and what it expected."
+    if isinstance(spec.output, ValueOut):
+        return (
+            "Read the line above; print the values involved (a few ids, the pair, a token's bytes) on a small "
+            "example to see what went wrong."
+        )
     shape_words = (
         "shape",
         "size of tensor",
@@ -215,6 +223,11 @@ def _read_shape(shape: tuple, expected: tuple, axes: str) -> str:
 
 
 def _mutation_hint(spec: CheckSpec, changed: list[str]) -> str:
+    if isinstance(spec.output, ValueOut):
+        return (
+            "The caller still needs its list or dict as it was: build a new list (or dict) for the result instead of "
+            "changing the one you were given (no `ids[t] = ...`, `ids.pop(...)`, `del ids[...]`, `ids[a:b] = ...`)."
+        )
     modules = set(spec.extra.get("module_args", ()))
     if any(name in modules for name in changed):
         return (
@@ -240,6 +253,8 @@ def _judge(
 ) -> _Verdict | None:
     """None when the output is right; otherwise what is wrong (a catalogued mistake first, when ``recognise``: the
     first one that explains this output and that ``confirm(key)`` accepts, e.g. it explains the later tests too)."""
+    if isinstance(spec.output, ValueOut):
+        return _judge_value(spec, value, expected, args, recognise, confirm)
     got, problem = _conform(spec.output, value)
     expected_items = list(expected) if isinstance(spec.output, TupleOut) else [expected]
     if got is not None and _all_close(got, expected_items, spec.atol, spec.rtol):
@@ -275,6 +290,38 @@ def _judge(
         if others:
             verdict.text += f" {_listed(others)} {'is' if len(others) == 1 else 'are'} wrong too."
     return verdict
+
+
+def _judge_value(spec, value, expected, args, recognise, confirm) -> _Verdict | None:
+    """``_judge`` for a plain value (``ValueOut``): equal or not, then a catalogued mistake, then the form, then
+    ``diagnose`` (what differs, said without the expected value)."""
+    got, problem = _conform_value(spec.output, value)
+    if problem is None and got == _conform_value(spec.output, expected)[0]:
+        return None
+    for mistake in spec.mistakes if recognise else ():
+        if (
+            mistake.raises is None
+            and _recognise(spec, mistake, value, args, expected)
+            and (confirm is None or confirm(mistake.key))
+        ):
+            return _Verdict(f"It looks like {mistake.title}.", mistake.hint, mistake.key)
+    if problem:
+        return _Verdict(problem[0], problem[1], None)
+    detail = _extra(spec, got, expected, args).strip()
+    return _Verdict(
+        f"your function returned {spec.output.what}, but not the right one.",
+        detail or "Work through the smallest case by hand, with the formula in the exercise, and compare step by step.",
+        "wrong_values",
+    )
+
+
+def _conform_value(output: ValueOut, value: Any) -> tuple[Any, tuple[str, str] | None]:
+    """``output.conform(value)``, which never raises here (a learner's object may break it)."""
+    try:
+        plain, problem = output.conform(value)
+    except Exception:
+        return None, (f"your function returned {_describe(value)}, expected {output.what}.", _returned_hint(value))
+    return (None, problem) if problem is not None else (plain, None)
 
 
 def _listed(names: list[str]) -> str:
@@ -393,6 +440,9 @@ def _misplaced_infinities(tensor: torch.Tensor, reference: torch.Tensor, axes: s
 
 def _passes(spec: CheckSpec, value: Any, expected: Any) -> bool:
     """Are the learner's values right on this test (its form and values, whatever the dtype)?"""
+    if isinstance(spec.output, ValueOut):
+        got, problem = _conform_value(spec.output, value)
+        return problem is None and got == _conform_value(spec.output, expected)[0]
     got, _ = _conform(spec.output, value)
     expected_items = list(expected) if isinstance(spec.output, TupleOut) else [expected]
     return got is not None and _all_close(got, expected_items, spec.atol, spec.rtol)
@@ -416,12 +466,22 @@ def _recognise(spec: CheckSpec, mistake: Mistake, value: Any, args: tuple, expec
     """
     if mistake.probe is not None:
         return _safe_bool(mistake.probe, value, _clone(args))
+    plain = isinstance(spec.output, ValueOut)
+    if plain:  # plain values: compared as the learner's form allows (a Counter equals the dict it counts)
+        value, problem = _conform_value(spec.output, value)
+        if problem is not None:
+            return False
+        expected = _conform_value(spec.output, expected)[0]
     for implementation in (mistake.example, *mistake.variants):
         try:
             buggy = implementation(*_clone(args))
         except Exception:
             continue
-        if explains(value, buggy, expected, spec.atol, spec.rtol):
+        if plain:
+            buggy, problem = _conform_value(spec.output, buggy)
+            if problem is None and value == buggy and buggy != expected:
+                return True
+        elif explains(value, buggy, expected, spec.atol, spec.rtol):
             return True
     return False
 
@@ -440,6 +500,8 @@ def same(value: Any, other: Any, atol: float = 1e-5, rtol: float = 1e-4) -> bool
     if isinstance(value, torch.Tensor) != isinstance(other, torch.Tensor):
         return False  # a tensor never equals a tuple or list of tensors
     left, right = _tensors(value), _tensors(other)
+    if left is None and right is None and not isinstance(value, torch.Tensor):  # plain values (token ids, counts, text)
+        return _plain(value) == _plain(other)
     if left is None or right is None or len(left) != len(right):
         return False
     for a, b in zip(left, right):
@@ -451,6 +513,17 @@ def same(value: Any, other: Any, atol: float = 1e-5, rtol: float = 1e-4) -> bool
         except Exception:
             return False
     return True
+
+
+def _plain(value: Any) -> Any:
+    """A plain value in a form ``==`` compares by content: mappings as dicts, sequences as lists."""
+    from collections.abc import Mapping
+
+    if isinstance(value, Mapping):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
 
 
 def _tensors(value: Any) -> list[torch.Tensor] | None:

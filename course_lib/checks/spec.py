@@ -154,6 +154,8 @@ class Mistake:
     variants: more buggy implementations recognised as the same mistake.
     probe:    ``probe(output, args) -> bool`` recognises the mistake from the output instead of the variants.
     raises:   ``raises(exception) -> bool`` recognises the mistake from the exception the learner's code raised.
+    raises_on: ``raises_on(exception, args) -> bool`` recognises it from the exception and the inputs it was raised
+              on (the same exception means one mistake on some inputs and another on others).
     later_raise: ``later_raise(exception, args) -> bool`` recognises an exception at a later test as a consequence
               of this mistake once it was seen on an earlier one (state kept from an earlier call that no longer
               fits the new inputs), which its stateless buggy version cannot reproduce.
@@ -166,6 +168,7 @@ class Mistake:
     variants: tuple[Callable, ...] = ()
     probe: Callable[[Any, tuple], bool] | None = None
     raises: Callable[[BaseException], bool] | None = None
+    raises_on: Callable[[BaseException, tuple], bool] | None = None
     later_raise: Callable[[BaseException, tuple], bool] | None = None
 
 
@@ -195,6 +198,19 @@ class TupleOut:
         return "(" + ", ".join(name for name, _ in self.items) + ")"
 
 
+@dataclass(frozen=True)
+class ValueOut:
+    """The function returns a plain Python value, not a tensor: a list of token ids, a dict of counts, a string.
+
+    ``what`` names it for messages (``"a list of token ids"``); ``conform(value) -> (plain, problem)`` turns what the
+    learner returned into plain data compared by ``==`` (e.g. any mapping into a dict), or gives ``(None, (text,
+    hint))`` when it has another form. Values are equal or not: there is no tolerance and no gradient.
+    """
+
+    what: str
+    conform: Callable[[Any], tuple[Any, tuple[str, str] | None]]
+
+
 @dataclass
 class CheckSpec:
     """Everything one check needs.
@@ -218,7 +234,7 @@ class CheckSpec:
     name: str
     function: str
     arg_names: tuple[str, ...]
-    output: TensorOut | TupleOut
+    output: TensorOut | TupleOut | ValueOut
     cases: list[Case]
     mistakes: list[Mistake]
     success: str

@@ -31,6 +31,7 @@ MODULES = (
     "ex08_language_model",
     "ex09_induction_heads",
     "ex10_rope_online_softmax",
+    "ex11_tokenizer",
 )
 
 

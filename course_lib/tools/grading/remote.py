@@ -24,7 +24,7 @@ from course_lib.checks.core import LearnerCalls
 from course_lib.checks.core import judge as judge_check
 from course_lib.checks.judging import _cotangents, _differentiable, _leaves, _not_a_function
 from course_lib.checks.spec import ERROR, ICONS, MISSING, CheckResult, CheckSpec
-from course_lib.tools.grading.wire import MAX_ITEMS, MAX_TENSOR_ENTRIES, WireError
+from course_lib.tools.grading.wire import MAX_ITEMS, MAX_MAPPING, MAX_STRING, MAX_TENSOR_ENTRIES, WireError
 
 
 class RecordError(WireError):
@@ -104,6 +104,8 @@ class Packer:
             return {"t": "tuple", "items": [self.pack(item) for item in value]}
         if isinstance(value, list):
             return [self.pack(item) for item in value]
+        if isinstance(value, dict):  # plain data (merges): its pairs, keys included, rebuilt by ``serve.arguments``
+            return {"t": "dict", "items": [[self.pack(k), self.pack(v)] for k, v in value.items()]}
         if id(value) not in self.kept:
             self.kept[id(value)] = (value, {"t": "given", "key": len(self.kept), **_given(value)})
         return self.kept[id(value)][1]
@@ -176,6 +178,59 @@ def decode(item: Any, depth: int = 0) -> Any:
         return value[:200] if isinstance(value, str) else value
     if kind == "notimplemented":
         return NotImplemented
+    if kind == "text":
+        value = item.get("v")
+        _expect(type(value) is str and len(value) <= MAX_STRING, "a string is malformed")
+        return value
+    if kind in ("ints", "bytes"):
+        value = item.get("v")
+        dtype = torch.int64 if kind == "ints" else torch.uint8
+        _expect(
+            type(value) is torch.Tensor
+            and value.dim() == 1
+            and value.dtype == dtype
+            and value.numel() <= MAX_TENSOR_ENTRIES,
+            "a sequence of whole numbers is malformed",
+        )
+        numbers = [int(x) for x in value.tolist()]
+        if kind == "bytes":
+            return bytearray(numbers) if item.get("type") == "bytearray" else bytes(numbers)
+        return tuple(numbers) if item.get("kind") == "tuple" else numbers
+    if kind == "chunks":
+        value, lengths, kinds = item.get("v"), item.get("lengths"), item.get("kinds")
+        _expect(
+            all(
+                type(t) is torch.Tensor and t.dim() == 1 and t.dtype == torch.int64 and t.numel() <= MAX_TENSOR_ENTRIES
+                for t in (value, lengths)
+            )
+            and type(kinds) is str
+            and len(kinds) == lengths.numel()
+            and set(kinds) <= {"l", "t"}
+            and bool((lengths >= 0).all())
+            and int(lengths.sum()) == value.numel(),
+            "chunks of whole numbers are malformed",
+        )
+        numbers, chunks, start = [int(x) for x in value.tolist()], [], 0
+        for length, chunk_kind in zip(lengths.tolist(), kinds):
+            chunk = numbers[start : start + length]
+            chunks.append(tuple(chunk) if chunk_kind == "t" else chunk)
+            start += length
+        return tuple(chunks) if item.get("kind") == "tuple" else chunks
+    if kind == "mapping":
+        _expect(depth < 4, "values are nested too deeply")
+        pairs = item.get("items")
+        _expect(isinstance(pairs, list) and len(pairs) <= MAX_MAPPING, "a mapping is malformed")
+        mapping = {}
+        for pair in pairs:
+            _expect(isinstance(pair, list) and len(pair) == 2, "a mapping's entry is malformed")
+            key = decode(pair[0], depth + 1)
+            key = tuple(key) if isinstance(key, list) else key
+            try:
+                hash(key)
+            except TypeError:
+                raise RecordError("a mapping's key cannot be a key") from None
+            mapping[key] = decode(pair[1], depth + 1)
+        return mapping
     if kind in ("tuple", "list"):
         _expect(depth < 4, "values are nested too deeply")
         items = item.get("items")

@@ -688,9 +688,10 @@ def forward(name, message, stub, given):
 def _withheld_body(node, dotted: str, exercise: str, forward: bool = False):
     import ast
 
+    means = "lists, dicts and bytes" if dotted.startswith("course_lib.tokenizer:") else "torch operations"
     message = (
         f"{dotted.replace(':', '.')} is not available while your notebook is graded: {exercise} "
-        "grades your own version of it, so write it with torch operations"
+        f"grades your own version of it, so write it with {means}"
     )
     if forward:  # the learner's own function of that name answers (``GRADED_MODULE``)
         name = node.name
@@ -751,7 +752,7 @@ def course_copy(exercise: str, into: Path) -> Path:
     training = "\n\n".join(inspect.getsource(f) for f in (experiment._train, experiment.short_training))
     (target / "checks" / "__init__.py").write_text(CHECKS_STUB.replace("{short_training}", training))
     for module in ("attention", "encoder", "experiment", "induction", "language_model", "modern", "multihead",
-                   "normalization", "positions", "rnn"):  # fmt: skip
+                   "normalization", "positions", "rnn", "tokenizer"):  # fmt: skip
         (target / "checks" / f"{module}.py").write_text(SUBMODULE_STUB)
     by_module: dict[str, list[str]] = {}
     for dotted in EXERCISES[exercise].withheld:

@@ -194,12 +194,18 @@ def given(entry: dict, cache: dict) -> Any:
     return value
 
 
+def _key(value: Any) -> Any:
+    return tuple(_key(x) for x in value) if isinstance(value, list) else value
+
+
 def arguments(items: list, cache: dict) -> tuple:
     def one(item):
         if isinstance(item, dict) and item.get("t") == "given":
             return given(item, cache)
         if isinstance(item, dict) and item.get("t") == "tuple":
             return tuple(one(x) for x in item.get("items", []))
+        if isinstance(item, dict) and item.get("t") == "dict":  # plain data (merges), with its tuple keys
+            return {_key(one(k)): one(v) for k, v in item.get("items", [])}
         if isinstance(item, list):
             return [one(x) for x in item]
         return item
@@ -270,6 +276,10 @@ def _snapshot(args: tuple) -> list:
             shot.append(arg.detach().clone())
         elif isinstance(arg, torch.nn.Module):
             shot.append({k: v.detach().clone() for k, v in arg.state_dict().items()})
+        elif isinstance(arg, (list, dict)):  # plain data (token ids, merges)
+            import copy
+
+            shot.append(("plain", copy.deepcopy(arg)))
         else:
             shot.append(None)
     return shot
@@ -279,7 +289,9 @@ def _changed(before: list, args: tuple) -> list[int]:
     changed = []
     for index, (old, new) in enumerate(zip(before, args)):
         try:
-            if isinstance(old, torch.Tensor):
+            if isinstance(old, tuple):  # plain data: the same type and contents
+                same = type(new) is type(old[1]) and new == old[1]
+            elif isinstance(old, torch.Tensor):
                 same = old.shape == new.shape and old.dtype == new.dtype and torch.equal(old, new.detach())
             elif isinstance(old, dict):
                 state = new.state_dict()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import struct
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -21,6 +22,8 @@ MAX_BLOB = 256 * 1024 * 1024
 MAX_TENSOR_ENTRIES = 1_000_000
 MAX_ITEMS = 16
 MAX_TEXT = 2000
+MAX_STRING = 100_000  # a string a function returned (decoded text), whole up to this length
+MAX_MAPPING = 20_000  # entries of a mapping a function returned (pair counts)
 DTYPES = {
     str(dtype).removeprefix("torch."): dtype
     for dtype in (
@@ -164,7 +167,16 @@ def describe(value: Any, depth: int = 0) -> dict:
         if isinstance(value, float):
             return {"t": "plain", "v": float(value)}
         if isinstance(value, str):
-            return {"t": "plain", "v": _text(value, 200)}
+            if len(value) <= 200:
+                return {"t": "plain", "v": _text(value, 200)}
+            if len(value) <= MAX_STRING:
+                return {"t": "text", "v": str.__str__(value)}
+            return {"t": "object", "type": "str_too_long"}
+        if isinstance(value, (bytes, bytearray)):
+            if len(value) > MAX_TENSOR_ENTRIES:
+                return {"t": "object", "type": f"{type(value).__name__}_too_long"}
+            kind = "bytearray" if isinstance(value, bytearray) else "bytes"
+            return {"t": "bytes", "type": kind, "v": torch.tensor(list(bytes(value)), dtype=torch.uint8)}
         if isinstance(value, int):
             return {
                 "t": "plain",
@@ -172,6 +184,35 @@ def describe(value: Any, depth: int = 0) -> dict:
             }
         if value is NotImplemented:
             return {"t": "notimplemented"}
+        if (
+            isinstance(value, (tuple, list))
+            and value
+            and len(value) <= MAX_TENSOR_ENTRIES
+            and all(type(item) is int and -(2**63) <= item < 2**63 for item in value)
+        ):  # token ids: whole, as one tensor
+            kind = type(value).__name__ if type(value) in (tuple, list) else "tuple"
+            return {"t": "ints", "kind": kind, "v": torch.tensor(list(value), dtype=torch.int64)}
+        if (
+            isinstance(value, (tuple, list))
+            and value
+            and len(value) <= MAX_TENSOR_ENTRIES
+            and all(type(chunk) in (tuple, list) for chunk in value)
+            and sum(len(chunk) for chunk in value) <= MAX_TENSOR_ENTRIES
+            and all(type(item) is int and -(2**63) <= item < 2**63 for chunk in value for item in chunk)
+        ):  # chunks of token ids (a text split into words): whole, as one tensor of ids and one of lengths
+            kind = type(value).__name__ if type(value) in (tuple, list) else "tuple"
+            return {
+                "t": "chunks",
+                "kind": kind,
+                "kinds": "".join("t" if type(chunk) is tuple else "l" for chunk in value),
+                "v": torch.tensor([item for chunk in value for item in chunk], dtype=torch.int64),
+                "lengths": torch.tensor([len(chunk) for chunk in value], dtype=torch.int64),
+            }
+        if isinstance(value, Mapping) and depth < 3:  # counts of pairs, merges
+            if len(value) > MAX_MAPPING:
+                return {"t": "object", "type": "dict_too_large"}
+            pairs = [[describe(k, depth + 1), describe(v, depth + 1)] for k, v in list(value.items())[:MAX_MAPPING]]
+            return {"t": "mapping", "type": _text(type(value).__name__, 40), "items": pairs}
         if isinstance(value, (tuple, list)) and depth < 3:
             items = [describe(item, depth + 1) for item in list(value)[:MAX_ITEMS]]
             kind = type(value).__name__ if type(value) in (tuple, list) else "tuple"
