@@ -1,6 +1,6 @@
 """No exercise can be passed by pasting a lesson, and Part 2's typical mistakes are named (issue 42).
 
-- Every function that a code cell of a lesson (01-06, 08-10) defines under the name of a graded function (or that
+- Every function that a code cell of a lesson (01-06, 08-11) defines under the name of a graded function (or that
   name with ``my_``, and without ``_filter``) is pasted into the exercise as it stands, with the lesson's imports, and
   graded: it must fail. The lessons show another form (one token's vector, one row, one head on one sequence), so the
   exercise asks for more than a copy.
@@ -29,7 +29,11 @@ LESSONS = {
     "08": "notebooks/08_language_model.ipynb",
     "09": "notebooks/09_induction_heads.ipynb",
     "10": "notebooks/10_modern_block.ipynb",
+    "11": "notebooks/11_text_to_tokens.ipynb",
 }
+# a lesson function that writes a graded idea under another name (11 counts and merges pairs of one list of ids; the
+# exercise asks for both on a text split into words)
+ALIASES = {"count_pairs": "pair_counts", "merge": "merge_pair"}
 GRADED = {spec.function: spec for exercise in EXERCISES.values() for spec in exercise.specs}
 
 
@@ -56,7 +60,8 @@ def _lesson_functions(path: str) -> dict[str, object]:
 def _pasteable():
     for number, path in LESSONS.items():
         for name, function in _lesson_functions(path).items():
-            for graded in (name, name.removeprefix("my_"), name.removeprefix("my_") + "_filter"):  # my_top_k
+            names = (name, name.removeprefix("my_"), name.removeprefix("my_") + "_filter", ALIASES.get(name, name))
+            for graded in names:  # my_top_k, count_pairs
                 if graded in GRADED:
                     yield pytest.param(GRADED[graded], function, id=f"{number}:{name}")
                     break
@@ -73,6 +78,8 @@ def test_the_lessons_do_show_the_graded_ideas():
         "09:previous_token_score",
         "09:prefix_matching_score",
         "05:layer_norm",
+        "11:count_pairs",
+        "11:merge",
     }
 
 
