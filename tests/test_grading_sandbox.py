@@ -714,7 +714,7 @@ def test_without_a_sandbox_the_grader_says_so_loudly(tmp_path, monkeypatch):
     assert printed[0].startswith("WARNING: NOT SANDBOXED") and printed[-1].startswith("WARNING: NOT SANDBOXED")
     markdown = (tmp_path / "out" / "scores.md").read_text(encoding="utf-8")
     assert "WARNING: NOT SANDBOXED" in markdown and "WITHOUT a sandbox" in markdown
-    assert "| ana | pass 1/1 |" in markdown
+    assert "| ana | pass 1/1 checks, 10 / 10 points |" in markdown
     with pytest.raises(grading.ExerciseToolError, match="--require-sandbox"):
         grading.grade(tmp_path / "submissions", tmp_path / "out2", timeout=30, echo=None, require_sandbox=True)
 
