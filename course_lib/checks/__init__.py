@@ -134,13 +134,20 @@ EXERCISES: dict[str, Exercise] = {
         ),
         Exercise(
             "ex11_tokenizer",
-            "A byte-level BPE tokenizer: the pair count, one merge, encode and decode",
-            (tokenizer.PAIRS_SPEC, tokenizer.MERGE_SPEC, tokenizer.ENCODE_SPEC, tokenizer.DECODE_SPEC),
+            "A byte-level BPE tokenizer: the pair count, one merge, the pair to merge next, encode and decode",
+            (
+                tokenizer.PAIRS_SPEC,
+                tokenizer.MERGE_SPEC,
+                tokenizer.MOST_FREQUENT_SPEC,
+                tokenizer.ENCODE_SPEC,
+                tokenizer.DECODE_SPEC,
+            ),
             (
                 "course_lib.tokenizer:pair_counts",
                 "course_lib.tokenizer:merge_pair",
                 "course_lib.tokenizer:pair_counts_in_chunks",
                 "course_lib.tokenizer:merge_pair_in_chunks",
+                "course_lib.tokenizer:most_frequent",
                 "course_lib.tokenizer:encode",
                 "course_lib.tokenizer:decode",
             ),

@@ -1,4 +1,5 @@
-"""Checks for exercise 11: a byte-level BPE tokenizer's pair count, one merge, encode and decode.
+"""Checks for exercise 11: a byte-level BPE tokenizer's pair count, one merge, the pair to merge next, encode and
+decode.
 
 Learner signatures (token ids are Python ints; ``merges`` is ``{(a, b): new_id}`` in the order it was learned, new
 ids 256, 257, ...; ``chunks`` is a text split into words first, as GPT-2 does, each word a list of ids, e.g.
@@ -10,13 +11,15 @@ ids 256, 257, ...; ``chunks`` is a text split into words first, as GPT-2 does, e
     merge_pair(chunks, pair, new_id) -> list of chunks
         each chunk on its own, left to right; where (c[t], c[t + 1]) = pair write new_id and skip both:
         (a, a, a) → [new_id, a]; never across two chunks; as many chunks come back as were given
+    most_frequent(counts) -> (a, b)
+        the pair with the highest count; ties go to the smallest pair (a, b), compared as numbers, a first then b
     encode(text, merges) -> list of ids
         the UTF-8 bytes of text, then every merge in rank order (the lowest new id first)
     decode(ids, merges) -> str
         every id's bytes joined, then one UTF-8 decoding with errors="replace"
 
-References: ``course_lib.tokenizer`` (``pair_counts_in_chunks``, ``merge_pair_in_chunks``, ``encode``, ``decode``;
-``train_bpe`` learns the merges a case uses). Every case draws its lengths from its own range, so no length is
+References: ``course_lib.tokenizer`` (``pair_counts_in_chunks``, ``merge_pair_in_chunks``, ``most_frequent``,
+``encode``, ``decode``; ``train_bpe`` learns the merges a case uses). Every case draws its lengths from its own range, so no length is
 special; the texts hold accents, emoji and CJK characters, whose UTF-8 bytes a tokenizer may split over two tokens.
 The chunks of every case hold an empty chunk, a chunk of one id, and a pair that occurs only across two chunks.
 """
@@ -32,6 +35,7 @@ from ..tokenizer import decode as reference_decode
 from ..tokenizer import encode as reference_encode
 from ..tokenizer import merge_pair as reference_merge
 from ..tokenizer import merge_pair_in_chunks as reference_merge_chunks
+from ..tokenizer import most_frequent as reference_most_frequent
 from ..tokenizer import pair_counts_in_chunks as reference_counts
 from ..tokenizer import train_bpe, vocabulary
 from .calling import _describe, _shorten
@@ -723,6 +727,166 @@ MERGE_SPEC = CheckSpec(
     mistakes=MERGE_MISTAKES,
     success="Left to right, never overlapping, never across two chunks: one merge, as training applies it.",
     diagnose=_chunks_diagnose,
+    trains=False,
+)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# most_frequent
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _pair_form(value):
+    """A pair (a, b) of whole numbers (a tuple, or a list of two), as a tuple."""
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(type(item) is int for item in value):
+        return tuple(value), None
+    if type(value) is int:
+        return None, (
+            f"your function returned {_describe(value)}, expected a pair (a, b) of token ids.",
+            "A whole number is a count: return the pair that has it, the key of counts, not its value.",
+        )
+    return None, (
+        f"your function returned {_describe(value)}, expected a pair (a, b) of token ids.",
+        "Did you forget the `return` statement?" if value is None else "Return one key of counts: a tuple (a, b).",
+    )
+
+
+PAIR = ValueOut("a pair (a, b)", _pair_form)
+
+
+def _tied_case(seed: int, low: int, high: int, decided_by: str):
+    """``counts``: low .. high pairs besides four that share the top count T (drawn 5 .. 40), ids 0 .. 700.
+
+    The four tied pairs are, with a0 < a1 < a2 < a3 and lo < mid < hi: the smallest W, the first of the four in the
+    dict's order F, P with the smallest b, and the largest L. ``decided_by="a"``: W = (a0, hi), F = (a1, mid);
+    ``"b"``: W = (a0, mid), F = (a0, hi) (same a: b decides). P = (a2, lo), L = (a3, mid). So ties to the largest,
+    to the first in the dict's order and by b before a each give another pair. Among the other pairs, whose counts
+    are 1 .. T - 1: one smaller than W and one larger than L (the min and max of the pairs ignoring counts), placed
+    anywhere in the dict; the tied pairs come after F in a random order."""
+
+    def build():
+        g = generator(seed)
+        a0, a1, a2, a3 = sorted(int(i) + 2 for i in torch.randperm(600, generator=g)[:4])
+        lo, mid, hi = sorted(int(i) + 1 for i in torch.randperm(600, generator=g)[:3])
+        top = _draw(g, 5, 40)
+        if decided_by == "a":
+            winner, first = (a0, hi), (a1, mid)
+        else:
+            winner, first = (a0, mid), (a0, hi)
+        tied = [winner, (a2, lo), (a3, mid)]
+        others = {(_draw(g, 0, a0 - 1), _draw(g, 0, 700)): 1, (_draw(g, a3 + 1, 702), _draw(g, 0, 700)): 1}
+        size = _draw(g, low, high) + 2
+        while len(others) < size:
+            pair = (_draw(g, 0, 700), _draw(g, 0, 700))
+            if pair not in tied and pair != first:
+                others.setdefault(pair, _draw(g, 1, top - 1))
+        items = [list(others.items())[int(i)] for i in torch.randperm(len(others), generator=g)]
+        k = _draw(g, 0, len(items))
+        after = items[k:]
+        for pair in [tied[int(i)] for i in torch.randperm(3, generator=g)]:
+            after.insert(_draw(g, 0, len(after)), (pair, top))
+        counts = dict(items[:k] + [(first, top)] + after)
+        return (counts,), reference_most_frequent(counts)
+
+    return build
+
+
+def ties_to_largest(counts):
+    return max(counts, key=lambda pair: (counts[pair], pair))
+
+
+def ties_to_first_seen(counts):
+    """max with the count as the key keeps the first of the tied pairs in the dict's order (so does most_common)."""
+    return max(counts, key=counts.get)
+
+
+def ties_b_first(counts):
+    return max(counts, key=lambda pair: (counts[pair], -pair[1], -pair[0]))
+
+
+def count_not_pair(counts):
+    return max(counts.values())
+
+
+def least_frequent(counts):
+    return min(counts, key=lambda pair: (counts[pair], pair))
+
+
+def largest_pair(counts):
+    return max(counts)
+
+
+def _pair_diagnose(got, expected, args) -> str:
+    """How the learner's pair ranks, without the right pair."""
+    counts = args[0]
+    if not isinstance(got, tuple) or got not in counts:
+        return "Your pair is not a key of counts: return one of its pairs." if isinstance(got, tuple) else ""
+    top = max(counts.values())
+    if counts[got] != top:
+        return f"Your pair occurs {counts[got]} times, and some pair occurs more often."
+    tied = sum(1 for count in counts.values() if count == top)
+    return f"Your pair has the highest count, but {tied} pairs share it: the tie rule decides which one."
+
+
+MOST_FREQUENT_MISTAKES = [
+    Mistake(
+        "count_not_pair",
+        "the highest count is returned instead of the pair that has it",
+        "The result is a key of counts, a pair (a, b), not a value: look for the pair whose count is the highest.",
+        count_not_pair,
+        probe=lambda value, args: type(value) is int and bool(args[0]) and value == max(args[0].values()),
+    ),
+    Mistake(
+        "least_frequent",
+        "the least frequent pair is returned (min instead of max over the counts)",
+        "The pair to merge is the one that occurs most often: the highest count, not the lowest.",
+        least_frequent,
+    ),
+    Mistake(
+        "max_of_pairs",
+        "the largest pair is returned whatever its count (max over the pairs themselves, not their counts)",
+        "max(counts) compares the keys, the pairs, and never looks at the counts: compare the pairs by their count "
+        "first.",
+        largest_pair,
+    ),
+    Mistake(
+        "ties_to_largest",
+        "a tie at the top count goes to the largest of the tied pairs",
+        "When several pairs share the highest count, the rule picks the smallest of them (a first, then b). With "
+        "max, a larger pair must rank lower: turn the ids around in the key, or compare the smaller pair as the "
+        "winner.",
+        ties_to_largest,
+    ),
+    Mistake(
+        "ties_to_first_seen",
+        "a tie at the top count goes to the tied pair that comes first in the dict (max or most_common with the "
+        "count alone as the key)",
+        "The dict's order is the order the pairs were met in the text, which the rule does not use: among the pairs "
+        "that share the highest count, pick the smallest (a, b), whatever their order in the dict.",
+        ties_to_first_seen,
+    ),
+    Mistake(
+        "ties_b_first",
+        "a tie is decided by the second id b before the first id a",
+        "Pairs compare as tuples do, a first: b decides only between tied pairs with the same a.",
+        ties_b_first,
+    ),
+]
+
+MOST_FREQUENT_SPEC = CheckSpec(
+    name="check_most_frequent",
+    function="most_frequent",
+    own=("course_lib.tokenizer", "most_frequent"),
+    arg_names=("counts",),
+    output=PAIR,
+    cases=[
+        Case("four pairs share the top count, the first ids decide", _tied_case(12_500, 4, 7, "a")),
+        Case("two of the tied pairs have the same first id", _tied_case(12_517, 11, 18, "b")),
+        Case("more pairs, four tied at the top", _tied_case(12_531, 28, 40, "a")),
+    ],
+    mistakes=MOST_FREQUENT_MISTAKES,
+    success="The highest count, ties to the smallest pair: the pair training merges next, the same on every run.",
+    diagnose=_pair_diagnose,
     trains=False,
 )
 
