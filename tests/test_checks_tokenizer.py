@@ -32,6 +32,13 @@ CLASSIC = [
     ("check_merge_pair", learners.merge_every_position, "overlaps_merged"),
     ("check_merge_pair", learners.merge_steps_one, "second_token_kept"),
     ("check_merge_pair", learners.merge_loop_to_the_last_pair, "last_token_dropped"),
+    ("check_most_frequent", learners.frequent_max_on_count_and_pair, "ties_to_largest"),
+    ("check_most_frequent", learners.frequent_max_by_get, "ties_to_first_seen"),
+    ("check_most_frequent", learners.frequent_most_common, "ties_to_first_seen"),
+    ("check_most_frequent", learners.frequent_b_then_a, "ties_b_first"),
+    ("check_most_frequent", learners.frequent_the_count, "count_not_pair"),
+    ("check_most_frequent", learners.frequent_min_by_get, "least_frequent"),
+    ("check_most_frequent", learners.frequent_max_of_the_dict, "max_of_pairs"),
     ("check_bpe_encode", learners.encode_most_frequent_first, "by_frequency"),
     ("check_bpe_encode", learners.encode_sorted_merges, "sorted_by_pair"),
     ("check_bpe_encode", learners.encode_characters, "code_points"),
@@ -129,3 +136,18 @@ def test_the_lessons_own_functions_do_not_pass_the_exercise(check, source, name)
             result = CHECKS[check](function, verbose=False)
         assert not result.passed and result.mistake == "chunks_as_ids", (salt, result.message)
         assert "chunks is a list of chunks" in result.message
+
+
+def test_every_most_frequent_case_has_a_tie_at_the_top_decided_by_a_and_one_by_b():
+    """Four pairs share the top count in every case, at every salt; in one case the smallest two of them have the
+    same first id (b decides), in the others their first ids differ (a decides)."""
+    for salt in SALTS:
+        with salt_scope(salt):
+            deciders = []
+            for case in SPECS["check_most_frequent"].cases:
+                (counts,), expected = case.build()
+                top = max(counts.values())
+                tied = sorted(pair for pair, count in counts.items() if count == top)
+                assert len(tied) == 4 and expected == tied[0], (salt, case.label, tied, expected)
+                deciders.append("b" if tied[0][0] == tied[1][0] else "a")
+            assert sorted(deciders) == ["a", "a", "b"], (salt, deciders)

@@ -760,9 +760,10 @@ def _tied_case(seed: int, low: int, high: int, decided_by: str):
     The four tied pairs are, with a0 < a1 < a2 < a3 and lo < mid < hi: the smallest W, the first of the four in the
     dict's order F, P with the smallest b, and the largest L. ``decided_by="a"``: W = (a0, hi), F = (a1, mid);
     ``"b"``: W = (a0, mid), F = (a0, hi) (same a: b decides). P = (a2, lo), L = (a3, mid). So ties to the largest,
-    to the first in the dict's order and by b before a each give another pair. Among the other pairs, whose counts
-    are 1 .. T - 1: one smaller than W and one larger than L (the min and max of the pairs ignoring counts), placed
-    anywhere in the dict; the tied pairs come after F in a random order."""
+    to the first in the dict's order and by b before a each give another pair. The other pairs: one smaller than W
+    and one larger than L (the min and max of the pairs ignoring counts), both T - 1 times; (a2, hi) once, the one
+    least frequent pair; the rest 2 .. T - 1 times. They stand anywhere in the dict; the tied pairs come after F, in
+    a random order."""
 
     def build():
         g = generator(seed)
@@ -774,12 +775,13 @@ def _tied_case(seed: int, low: int, high: int, decided_by: str):
         else:
             winner, first = (a0, mid), (a0, hi)
         tied = [winner, (a2, lo), (a3, mid)]
-        others = {(_draw(g, 0, a0 - 1), _draw(g, 0, 700)): 1, (_draw(g, a3 + 1, 702), _draw(g, 0, 700)): 1}
-        size = _draw(g, low, high) + 2
+        others = {(_draw(g, 0, a0 - 1), _draw(g, 0, 700)): top - 1, (_draw(g, a3 + 1, 702), _draw(g, 0, 700)): top - 1}
+        others[(a2, hi)] = 1  # the one least frequent pair, neither the smallest nor the largest
+        size = _draw(g, low, high) + 3
         while len(others) < size:
             pair = (_draw(g, 0, 700), _draw(g, 0, 700))
             if pair not in tied and pair != first:
-                others.setdefault(pair, _draw(g, 1, top - 1))
+                others.setdefault(pair, _draw(g, 2, top - 1))
         items = [list(others.items())[int(i)] for i in torch.randperm(len(others), generator=g)]
         k = _draw(g, 0, len(items))
         after = items[k:]

@@ -1,5 +1,5 @@
-"""Exercise 11: pair_counts and merge_pair on pre-split chunks, encode and decode (byte-level BPE), as learners write
-them; notebook 11's own count_pairs and merge (on one list of ids) pasted as they are, or after joining the chunks."""
+"""Exercise 11: pair_counts and merge_pair on pre-split chunks, most_frequent (the tie rule), encode and decode
+(byte-level BPE), as learners write them; notebook 11's own count_pairs and merge (on one list of ids) pasted as they are, or after joining the chunks."""
 
 import codecs
 import itertools
@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from . import right, wrong
 
 PAIRS, MERGE, ENCODE, DECODE = "check_pair_counts", "check_merge_pair", "check_bpe_encode", "check_bpe_decode"
+FREQUENT = "check_most_frequent"
 
 
 def _merge(ids, pair, new_id):
@@ -474,6 +475,115 @@ def merge_recursive(chunks, pair, new_id):
 @right(MERGE)
 def merge_lesson_per_chunk(chunks, pair, new_id):
     return list(map(lambda chunk: _merge(chunk, pair, new_id), chunks))
+
+
+# -------------------------------------------------------------------------------------------- most_frequent, wrong
+
+
+@wrong(FREQUENT, "ties_to_largest")
+def frequent_max_on_count_and_pair(counts):
+    return max(counts, key=lambda pair: (counts[pair], pair))  # the tie goes to the larger pair
+
+
+@wrong(FREQUENT, "ties_to_largest")
+def frequent_sorted_descending(counts):
+    return sorted(counts.items(), key=lambda item: (item[1], item[0]), reverse=True)[0][0]
+
+
+@wrong(FREQUENT, "ties_to_first_seen")
+def frequent_max_by_get(counts):
+    return max(counts, key=counts.get)
+
+
+@wrong(FREQUENT, "ties_to_first_seen")
+def frequent_most_common(counts):
+    return Counter(counts).most_common(1)[0][0]
+
+
+@wrong(FREQUENT, "ties_to_first_seen")
+def frequent_loop_strictly_greater(counts):
+    best, best_count = None, -1
+    for pair, count in counts.items():
+        if count > best_count:  # a tied pair met later never wins
+            best, best_count = pair, count
+    return best
+
+
+@wrong(FREQUENT, "ties_b_first")
+def frequent_b_then_a(counts):
+    return max(counts, key=lambda pair: (counts[pair], -pair[1], -pair[0]))
+
+
+@wrong(FREQUENT, "ties_b_first")
+def frequent_reversed_pairs(counts):
+    top = max(counts.values())
+    a_b = min((b, a) for (a, b), count in counts.items() if count == top)
+    return (a_b[1], a_b[0])
+
+
+@wrong(FREQUENT, "count_not_pair")
+def frequent_the_count(counts):
+    return max(counts.values())
+
+
+@wrong(FREQUENT, "least_frequent")
+def frequent_min_by_get(counts):
+    return min(counts, key=lambda pair: (counts[pair], pair))
+
+
+@wrong(FREQUENT, "max_of_pairs")
+def frequent_max_of_the_dict(counts):
+    return max(counts)
+
+
+@wrong(FREQUENT, "wrong_values")
+def frequent_smallest_pair_overall(counts):
+    return min(counts)  # the counts are never looked at
+
+
+@wrong(FREQUENT, None)
+def frequent_item_not_pair(counts):
+    return max(counts.items(), key=lambda item: (item[1], -item[0][0], -item[0][1]))  # (pair, count), not the pair
+
+
+@wrong(FREQUENT, "delegates")
+def frequent_from_course_lib(counts):
+    from course_lib.tokenizer import most_frequent as pick
+
+    return pick(counts)
+
+
+# -------------------------------------------------------------------------------------------- most_frequent, right
+
+
+@right(FREQUENT)
+def frequent_sorted_with_a_key(counts):
+    return sorted(counts, key=lambda pair: (-counts[pair], pair[0], pair[1]))[0]
+
+
+@right(FREQUENT)
+def frequent_loop_with_comparisons(counts):
+    best = None
+    for pair in counts:
+        if best is None:
+            best = pair
+        elif counts[pair] > counts[best]:
+            best = pair
+        elif counts[pair] == counts[best]:
+            if pair[0] < best[0] or (pair[0] == best[0] and pair[1] < best[1]):
+                best = pair
+    return best
+
+
+@right(FREQUENT)
+def frequent_min_with_negated_counts(counts):
+    return min(counts, key=lambda pair: (-counts[pair], pair))
+
+
+@right(FREQUENT)
+def frequent_top_then_smallest(counts):
+    top = max(counts.values())
+    return min(pair for pair, count in counts.items() if count == top)
 
 
 # ----------------------------------------------------------------------------------------------- encode, wrong
