@@ -225,12 +225,14 @@ def test_a_learner_returning_a_perturbed_reference_fails_cleanly(check_name):
 
 def _nudged(expected):
     """``expected`` with one entry changed: the last id (of the last chunk that holds one), the first pair's count,
-    the last character."""
+    a pair's second id, the last character."""
     if isinstance(expected, list) and any(isinstance(chunk, list) for chunk in expected):
         last = max(k for k, chunk in enumerate(expected) if chunk)
         return expected[:last] + [_nudged(expected[last])] + expected[last + 1 :]
     if isinstance(expected, list):
         return expected[:-1] + [expected[-1] + 1]
+    if isinstance(expected, tuple):  # a pair: its second id one more
+        return (expected[0], expected[1] + 1)
     if isinstance(expected, dict):
         first = next(iter(expected))
         return {**expected, first: expected[first] + 1}

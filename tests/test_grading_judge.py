@@ -417,6 +417,8 @@ def merge_pair(chunks, pair, new_id):
                 out.append(ids[t])
         result.append(out)
     return result
+def most_frequent(counts):
+    return max(counts, key=counts.get)
 def encode(text, merges):
     from collections import Counter
     ids = list(text.encode("utf-8"))
@@ -479,11 +481,12 @@ def test_the_tokenizer_exercise_is_graded_across_the_sandbox_wall(tmp_path):
     report = grading.grade(folder, tmp_path / "out", timeout=60, jobs=1, echo=None)
     solution = report.cells[("solution", "ex11_tokenizer")]
     assert solution.outcome == "pass" and not solution.cell_errors, solution.cell_errors
-    assert solution.checks_passed == 4, [c["message"][:300] for c in solution.checks if not c["passed"]]
+    assert solution.checks_passed == 5, [c["message"][:300] for c in solution.checks if not c["passed"]]
     wrong = {c["check"]: c for c in report.cells[("wrong", "ex11_tokenizer")].checks}
     expected = {
         "check_pair_counts": "counted_across_chunks",
         "check_merge_pair": "overlaps_merged",
+        "check_most_frequent": "ties_to_first_seen",
         "check_bpe_encode": "by_frequency",
         "check_bpe_decode": "token_by_token",
     }

@@ -822,12 +822,12 @@ def _pair_diagnose(got, expected, args) -> str:
     """How the learner's pair ranks, without the right pair."""
     counts = args[0]
     if not isinstance(got, tuple) or got not in counts:
-        return "Your pair is not a key of counts: return one of its pairs." if isinstance(got, tuple) else ""
+        return "Your pair differs from every pair in counts: return one of its keys." if isinstance(got, tuple) else ""
     top = max(counts.values())
     if counts[got] != top:
-        return f"Your pair occurs {counts[got]} times, and some pair occurs more often."
+        return f"Your pair occurs {counts[got]} times; the right pair differs from it: some pair occurs more often."
     tied = sum(1 for count in counts.values() if count == top)
-    return f"Your pair has the highest count, but {tied} pairs share it: the tie rule decides which one."
+    return f"Your pair has the highest count, but {tied} pairs share it, and the one the tie rule picks differs from yours."
 
 
 MOST_FREQUENT_MISTAKES = [
